@@ -1,0 +1,56 @@
+// Writes GGUF v3 files: metadata in insertion order, tensors packed in
+// insertion order with `general.alignment` padding (spec/gguf-format.md §6).
+// Tensor bytes are produced by a callback at write time so multi-GB models
+// never sit in memory whole.
+#ifndef KILN_MODELS_GGUF_GGUF_WRITER_H_
+#define KILN_MODELS_GGUF_GGUF_WRITER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "models/gguf/ggml_type.h"
+#include "models/gguf/gguf_value.h"
+
+namespace kiln::gguf {
+
+class GgufWriter {
+ public:
+  // Fills `out` (exactly the tensor's byte size) with the tensor's data.
+  using Producer = std::function<absl::Status(absl::Span<uint8_t> out)>;
+
+  explicit GgufWriter(uint32_t alignment = 32) : alignment_(alignment) {}
+
+  // Keys must be unique and non-empty; violations surface from Write().
+  void AddKey(std::string key, Value value);
+  // dims: ne[0] first. dims[0] must be a multiple of the type's block size.
+  void AddTensor(std::string name, std::vector<int64_t> dims, GgmlType type, Producer producer);
+  // Convenience: tensor from bytes already in memory (copied).
+  void AddTensorBytes(std::string name, std::vector<int64_t> dims, GgmlType type,
+                      std::vector<uint8_t> bytes);
+
+  // Writes to `path` through a temporary file renamed into place, so a failed
+  // write never leaves a truncated file under the final name. Producers of
+  // different tensors may run concurrently on `threads` threads.
+  absl::Status Write(const std::string& path, int threads = 1) const;
+  // Serializes to memory (small files, tests).
+  absl::StatusOr<std::vector<uint8_t>> WriteToMemory() const;
+
+ private:
+  struct PendingTensor {
+    std::string name;
+    std::vector<int64_t> dims;
+    GgmlType type;
+    Producer producer;
+  };
+  uint32_t alignment_;
+  std::vector<std::pair<std::string, Value>> keys_;
+  std::vector<PendingTensor> tensors_;
+};
+
+}  // namespace kiln::gguf
+
+#endif  // KILN_MODELS_GGUF_GGUF_WRITER_H_
