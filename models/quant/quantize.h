@@ -15,6 +15,8 @@ namespace kiln::quant {
 bool CanQuantize(gguf::GgmlType type);
 
 // Encodes `in` (a multiple of the block size) into `out` (exactly RowBytes).
+// InvalidArgument for other sizes, an unsupported type, or a NaN/Inf input to
+// a block-quantized type (F32/F16/BF16 encode non-finite values as such).
 absl::Status Quantize(gguf::GgmlType type, absl::Span<const float> in, absl::Span<uint8_t> out);
 
 }  // namespace kiln::quant

@@ -18,14 +18,21 @@ namespace kiln::tokenizer {
 class Tokenizer {
  public:
   // Validates the vocabulary (model "gpt2", pre "qwen2"-family, sizes match,
-  // merges well-formed) and builds the lookup tables.
+  // merges well-formed, special ids in range) and builds the lookup tables.
+  // An unsupported model or pre-tokenizer is Unimplemented naming it; other
+  // defects are InvalidArgument naming the token or merge. Empty token texts
+  // become "[EMPTY_<id>]" as llama.cpp loads them (§1).
   static absl::StatusOr<std::unique_ptr<Tokenizer>> Create(Vocab vocab);
   ~Tokenizer();
 
   // `parse_special`: CONTROL tokens in the text become their ids (use for
   // rendered chat templates); USER_DEFINED tokens always do.
+  // Nothing is prepended or appended (add_bos/add_eos are off for Qwen, §3.5).
+  // Thread-safe: the tokenizer is immutable after Create().
   std::vector<int32_t> Encode(std::string_view text, bool parse_special) const;
-  // Bytes of one token (CONTROL/UNUSED render as "" unless `render_special`).
+  // Bytes of one token (§4): NORMAL maps back through §3.3, USER_DEFINED is
+  // its literal text, CONTROL/UNKNOWN are "" unless `render_special`, UNUSED,
+  // BYTE and out-of-range ids are "". Bytes may end inside a UTF-8 character.
   std::string TokenBytes(int32_t id, bool render_special = false) const;
   std::string Decode(const std::vector<int32_t>& ids, bool render_special = false) const;
 
@@ -47,13 +54,15 @@ class Tokenizer {
 // sequences, holding back a partial character until its last byte arrives.
 class StreamDecoder {
  public:
-  explicit StreamDecoder(const Tokenizer& tok) : tok_(tok) {}
+  explicit StreamDecoder(const Tokenizer& tok, bool render_special = false)
+      : tok_(tok), render_special_(render_special) {}
   std::string Push(int32_t id);
   std::string Flush();  // whatever remains (invalid partials as U+FFFD)
 
  private:
   const Tokenizer& tok_;
-  std::string pending_;
+  bool render_special_;
+  std::string pending_;  // an incomplete UTF-8 sequence, at most 3 bytes
 };
 
 }  // namespace kiln::tokenizer

@@ -1,0 +1,48 @@
+// Shared plumbing of the kilnc subcommands: flag parsing with llama.cpp-style
+// short names, per-command --help, error printing, and model opening.
+#ifndef KILN_COMPILER_COMMANDS_COMMAND_LINE_H_
+#define KILN_COMPILER_COMMANDS_COMMAND_LINE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/declare.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "models/gguf/gguf_file.h"
+#include "models/tokenizer/tokenizer.h"
+
+ABSL_DECLARE_FLAG(std::string, model);
+ABSL_DECLARE_FLAG(std::string, output);
+ABSL_DECLARE_FLAG(int, threads);
+ABSL_DECLARE_FLAG(bool, json);
+
+namespace kiln::compiler {
+
+// Parses `args` into the global Abseil flags. Returns the positional
+// arguments, or an exit code: 0 after printing `usage` for --help, 2 for bad
+// flags.
+struct ParsedArgs {
+  std::vector<std::string> positional;
+  std::optional<int> exit_code;
+};
+ParsedArgs ParseArgs(const std::string& command, const std::vector<std::string>& args,
+                     const char* usage);
+
+// Prints "kilnc <command>: error: <message>" to stderr and returns 1.
+int Fail(const std::string& command, const absl::Status& status);
+
+// Opens the GGUF given by --model (or the first positional argument).
+absl::StatusOr<std::unique_ptr<gguf::GgufFile>> OpenModel(const std::vector<std::string>& positional);
+
+// Builds the tokenizer from a GGUF's metadata.
+absl::StatusOr<std::unique_ptr<tokenizer::Tokenizer>> LoadTokenizer(const gguf::GgufFile& file);
+
+// Parses "1,2,3" into token ids.
+absl::StatusOr<std::vector<int32_t>> ParseTokenList(const std::string& text);
+
+}  // namespace kiln::compiler
+
+#endif  // KILN_COMPILER_COMMANDS_COMMAND_LINE_H_

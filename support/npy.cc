@@ -1,0 +1,74 @@
+#include "support/npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace kiln {
+
+// Format: "\x93NUMPY", version 1.0, uint16 header length, a Python dict
+// literal padded with spaces and '\n' so the data starts 64-byte aligned.
+absl::Status WriteNpyF32(const std::string& path, const std::vector<int64_t>& shape,
+                         absl::Span<const float> data) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  if (n != static_cast<int64_t>(data.size()))
+    return absl::InternalError(absl::StrCat("npy shape holds ", n, " values, data has ", data.size()));
+  std::string dims = absl::StrJoin(shape, ", ");
+  if (shape.size() == 1) dims += ",";
+  std::string header = absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': (", dims, "), }");
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header.push_back('\n');
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write '", path, "'"));
+  const char magic[] = "\x93NUMPY\x01\x00";
+  out.write(magic, 8);
+  uint16_t len = static_cast<uint16_t>(header.size());
+  out.write(reinterpret_cast<const char*>(&len), 2);
+  out.write(header.data(), header.size());
+  out.write(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
+  if (!out) return absl::DataLossError(absl::StrCat("short write to '", path, "'"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<NpyArray> ReadNpyF32(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string bytes = ss.str();
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0 || bytes[6] != 1)
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a version 1 .npy file"));
+  uint16_t len;
+  std::memcpy(&len, bytes.data() + 8, 2);
+  if (10u + len > bytes.size()) return absl::DataLossError(absl::StrCat("'", path, "' is truncated"));
+  std::string_view header(bytes.data() + 10, len);
+  if (header.find("'<f4'") == std::string_view::npos || header.find("False") == std::string_view::npos)
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not little-endian float32 C-order"));
+  size_t a = header.find("'shape': ("), b = header.find(')', a);
+  if (a == std::string_view::npos || b == std::string_view::npos)
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' has no shape"));
+  NpyArray arr;
+  int64_t n = 1;
+  for (absl::string_view part : absl::StrSplit(header.substr(a + 10, b - a - 10), ',', absl::SkipWhitespace())) {
+    int64_t d;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &d) || d < 0)
+      return absl::InvalidArgumentError(absl::StrCat("'", path, "' has a bad shape"));
+    arr.shape.push_back(d);
+    n *= d;
+  }
+  if (bytes.size() - 10 - len != static_cast<size_t>(n) * 4)
+    return absl::DataLossError(absl::StrCat("'", path, "' holds ", bytes.size() - 10 - len, " data bytes, expected ", n * 4));
+  arr.data.resize(n);
+  std::memcpy(arr.data.data(), bytes.data() + 10 + len, n * 4);
+  return arr;
+}
+
+}  // namespace kiln

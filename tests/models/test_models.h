@@ -1,0 +1,35 @@
+// Shared fixtures for tests of models/: temporary paths and synthetic files.
+#ifndef KILN_TESTS_MODELS_TEST_MODELS_H_
+#define KILN_TESTS_MODELS_TEST_MODELS_H_
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "models/gguf/gguf_file.h"
+#include "models/synth.h"
+
+namespace kiln::models {
+
+// A fresh path under the test's temporary directory.
+inline std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  std::string base = dir ? dir : "/tmp";
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return base + "/kiln_" + info->test_suite_name() + "_" + info->name() + "_" + name;
+}
+
+// Writes a synthetic model and opens it.
+inline std::unique_ptr<gguf::GgufFile> SynthAndOpen(const SynthOptions& o, const std::string& name) {
+  std::string path = TempPath(name);
+  absl::Status s = WriteSyntheticModel(o, path);
+  EXPECT_TRUE(s.ok()) << s;
+  auto f = gguf::GgufFile::Open(path);
+  EXPECT_TRUE(f.ok()) << f.status();
+  return f.ok() ? std::move(*f) : nullptr;
+}
+
+}  // namespace kiln::models
+
+#endif  // KILN_TESTS_MODELS_TEST_MODELS_H_
