@@ -25,7 +25,7 @@ absl::StatusOr<std::optional<int64_t>> IntKey(const GgufFile& f, const std::stri
     for (const Value& e : a->elements) {
       std::optional<int64_t> x = e.AsInt();
       if (!x) return absl::InvalidArgumentError(absl::StrCat("key '", key, "' is an array of ",
-                                                             gguf::ValueTypeName(a->element_type),
+                                                             std::string(gguf::ValueTypeName(a->element_type)),
                                                              ", expected integers"));
       if (first && *first != *x)
         return absl::UnimplementedError(absl::StrCat(
@@ -39,7 +39,7 @@ absl::StatusOr<std::optional<int64_t>> IntKey(const GgufFile& f, const std::stri
   std::optional<int64_t> x = v->AsInt();
   if (!x)
     return absl::InvalidArgumentError(absl::StrCat("key '", key, "' has type ",
-                                                   gguf::ValueTypeName(v->type()),
+                                                   std::string(gguf::ValueTypeName(v->type())),
                                                    ", expected an integer"));
   return x;
 }
@@ -66,7 +66,7 @@ absl::StatusOr<std::optional<double>> FloatKey(const GgufFile& f, const std::str
   std::optional<double> x = v->AsFloat();
   if (!x)
     return absl::InvalidArgumentError(absl::StrCat("key '", key, "' has type ",
-                                                   gguf::ValueTypeName(v->type()),
+                                                   std::string(gguf::ValueTypeName(v->type())),
                                                    ", expected a float"));
   return x;
 }
@@ -180,11 +180,11 @@ absl::Status CheckQwen3Tensors(const GgufFile& f, const Qwen3Config& c) {
                                                      absl::StrJoin(e.dims, ", "), "]"));
     if (!quant::CanDequantize(t->type))
       return absl::UnimplementedError(absl::StrCat("tensor '", e.name, "' has type ",
-                                                   gguf::TypeName(t->type), ", which kiln does not support"));
+                                                   std::string(gguf::TypeName(t->type)), ", which kiln does not support"));
     if (e.role == TensorRole::kNorm && t->type != gguf::GgmlType::kF32 &&
         t->type != gguf::GgmlType::kF16 && t->type != gguf::GgmlType::kBF16)
       return absl::UnimplementedError(absl::StrCat("norm tensor '", e.name, "' has quantized type ",
-                                                   gguf::TypeName(t->type)));
+                                                   std::string(gguf::TypeName(t->type))));
   }
   return absl::OkStatus();
 }

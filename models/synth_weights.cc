@@ -123,7 +123,7 @@ absl::Status FillRandomTensor(gguf::GgmlType type, int64_t row_len, float sigma,
     case gguf::GgmlType::kQ6_K: block = Q6_KBlock; break;
     default:
       if (!is_float)
-        return absl::UnimplementedError(absl::StrCat("cannot synthesize type ", info.name));
+        return absl::UnimplementedError(absl::StrCat("cannot synthesize type ", std::string(info.name)));
   }
   if (norm_like && !is_float) return absl::InternalError("norm weights must be a float type");
   const int64_t rows = static_cast<int64_t>(out.size() / row_bytes);

@@ -23,7 +23,7 @@ absl::StatusOr<const gguf::Array*> ArrayKey(const gguf::GgufFile& f, const std::
   const gguf::Array* a = v->AsArray();
   if (a == nullptr)
     return absl::InvalidArgumentError(absl::StrCat("tokenizer key '", key, "' has type ",
-                                                   gguf::ValueTypeName(v->type()), ", expected an array"));
+                                                   std::string(gguf::ValueTypeName(v->type())), ", expected an array"));
   return a;
 }
 
@@ -53,7 +53,7 @@ absl::StatusOr<int32_t> IdKey(const gguf::GgufFile& f, const std::string& key, i
 absl::StatusOr<std::vector<std::string>> Strings(const gguf::Array& a, const std::string& key) {
   if (a.element_type != ValueType::kString)
     return absl::InvalidArgumentError(absl::StrCat("tokenizer key '", key, "' is an array of ",
-                                                   gguf::ValueTypeName(a.element_type), ", expected strings"));
+                                                   std::string(gguf::ValueTypeName(a.element_type)), ", expected strings"));
   std::vector<std::string> out;
   out.reserve(a.elements.size());
   for (const Value& e : a.elements) out.push_back(*e.AsString());

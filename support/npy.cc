@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 
 namespace kiln {
@@ -49,11 +50,11 @@ absl::StatusOr<NpyArray> ReadNpyF32(const std::string& path) {
   uint16_t len;
   std::memcpy(&len, bytes.data() + 8, 2);
   if (10u + len > bytes.size()) return absl::DataLossError(absl::StrCat("'", path, "' is truncated"));
-  std::string_view header(bytes.data() + 10, len);
-  if (header.find("'<f4'") == std::string_view::npos || header.find("False") == std::string_view::npos)
+  absl::string_view header(bytes.data() + 10, len);
+  if (header.find("'<f4'") == absl::string_view::npos || header.find("False") == absl::string_view::npos)
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not little-endian float32 C-order"));
   size_t a = header.find("'shape': ("), b = header.find(')', a);
-  if (a == std::string_view::npos || b == std::string_view::npos)
+  if (a == absl::string_view::npos || b == absl::string_view::npos)
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' has no shape"));
   NpyArray arr;
   int64_t n = 1;

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "models/gguf/gguf_file.h"
 #include "models/tokenizer/tokenizer.h"
+#include "support/command_line.h"
 
 ABSL_DECLARE_FLAG(std::string, model);
 ABSL_DECLARE_FLAG(std::string, output);
@@ -21,13 +22,10 @@ ABSL_DECLARE_FLAG(bool, json);
 
 namespace kiln::compiler {
 
-// Parses `args` into the global Abseil flags. Returns the positional
-// arguments, or an exit code: 0 after printing `usage` for --help, 2 for bad
-// flags.
-struct ParsedArgs {
-  std::vector<std::string> positional;
-  std::optional<int> exit_code;
-};
+// Parses `args` into the global Abseil flags (support/command_line.h with
+// program "kilnc"). Returns the positional arguments, or an exit code: 0
+// after printing `usage` for --help.
+using ParsedArgs = ::kiln::ParsedArgs;
 ParsedArgs ParseArgs(const std::string& command, const std::vector<std::string>& args,
                      const char* usage);
 
@@ -40,8 +38,7 @@ absl::StatusOr<std::unique_ptr<gguf::GgufFile>> OpenModel(const std::vector<std:
 // Builds the tokenizer from a GGUF's metadata.
 absl::StatusOr<std::unique_ptr<tokenizer::Tokenizer>> LoadTokenizer(const gguf::GgufFile& file);
 
-// Parses "1,2,3" into token ids.
-absl::StatusOr<std::vector<int32_t>> ParseTokenList(const std::string& text);
+// ParseTokenList("1,2,3") is kiln::ParseTokenList (support/command_line.h).
 
 }  // namespace kiln::compiler
 

@@ -53,7 +53,7 @@ int RunSynth(const std::vector<std::string>& args) {
   std::string out = absl::GetFlag(FLAGS_output);
   if (out.empty() && !parsed.positional.empty()) out = parsed.positional.front();
   if (out.empty()) return Fail("synth", absl::InvalidArgumentError("no output file (use -o out.gguf)"));
-  ProgressLine progress(absl::StrCat("synth ", o.preset, " ", models::RecipeName(o.recipe)));
+  ProgressLine progress(absl::StrCat("synth ", o.preset, " ", std::string(models::RecipeName(o.recipe))));
   o.progress = [&](uint64_t done, uint64_t total) { progress.Update(done, total); };
   auto start = std::chrono::steady_clock::now();
   absl::Status s = models::WriteSyntheticModel(o, out);

@@ -23,10 +23,10 @@ namespace kiln::gguf {
 struct TensorInfo {
   std::string name;
   std::vector<int64_t> dims;  // ne[0] first (innermost); trailing 1s as stored
-  GgmlType type;
-  uint64_t offset;       // relative to data_offset, as stored
-  uint64_t file_offset;  // absolute byte offset in the file
-  uint64_t nbytes;       // bytes of data
+  GgmlType type = GgmlType::kF32;
+  uint64_t offset = 0;       // relative to data_offset, as stored
+  uint64_t file_offset = 0;  // absolute byte offset in the file
+  uint64_t nbytes = 0;       // bytes of data
   int64_t num_elements() const;
   int64_t dim(int i) const { return i < static_cast<int>(dims.size()) ? dims[i] : 1; }
 };

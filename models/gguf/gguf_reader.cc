@@ -10,10 +10,13 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "models/gguf/gguf_file.h"
 #include "support/status_macros.h"
 
@@ -26,7 +29,6 @@ constexpr uint32_t kMaxDims = 4;            // GGML_MAX_DIMS, spec §5
 // Arrays of arrays are legal in the prose spec; bound the recursion so a
 // hostile file cannot blow the stack.
 constexpr int kMaxArrayDepth = 8;
-constexpr uint64_t kHeaderBytes = 24;
 // Smallest possible records, used to reject absurd counts up front:
 // KV = key length + 1 key byte + type + 1 payload byte;
 // tensor = name length + 1 name byte + n_dims + one dim + type + offset.
@@ -109,16 +111,16 @@ class GgufParser {
     if (context_.empty()) return absl::StrCat(file_->name_, ": byte offset ", at, ": ");
     return absl::StrCat(file_->name_, ": byte offset ", at, " (", context_, "): ");
   }
-  absl::Status Invalid(uint64_t at, std::string_view msg) const {
+  absl::Status Invalid(uint64_t at, absl::string_view msg) const {
     return absl::InvalidArgumentError(absl::StrCat(Where(at), msg));
   }
-  absl::Status Truncated(uint64_t at, std::string_view msg) const {
+  absl::Status Truncated(uint64_t at, absl::string_view msg) const {
     return absl::DataLossError(
         absl::StrCat(Where(at), msg, " (file truncated or corrupt; file size ", size(), ")"));
   }
 
   // Checks that `n` bytes for `what` remain at the cursor.
-  absl::Status Need(uint64_t n, std::string_view what) const {
+  absl::Status Need(uint64_t n, absl::string_view what) const {
     if (n <= remaining()) return absl::OkStatus();
     return Truncated(pos_, absl::StrCat("need ", n, " bytes for ", what, ", only ", remaining(),
                                         " remain"));
@@ -127,17 +129,24 @@ class GgufParser {
   // Little-endian unsigned integer of sizeof(T) bytes, independent of the
   // host's byte order.
   template <typename T>
-  absl::StatusOr<T> ReadUint(std::string_view what) {
+  absl::StatusOr<T> ReadUint(absl::string_view what) {
     RETURN_IF_ERROR(Need(sizeof(T), what));
+    return LoadUint<T>();
+  }
+  // The caller has checked that sizeof(T) bytes remain.
+  template <typename T>
+  T LoadUint() {
     T v = 0;
     for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<T>(bytes_[pos_ + i]) << (8 * i);
     pos_ += sizeof(T);
     return v;
   }
 
-  absl::StatusOr<std::string> ReadString(std::string_view what) {
+  absl::StatusOr<std::string> ReadString(absl::string_view what) {
     uint64_t at = pos_;
-    ASSIGN_OR_RETURN(uint64_t len, ReadUint<uint64_t>(absl::StrCat(what, " length")));
+    // Checked inline so the hot path (every token string) builds no message.
+    if (remaining() < 8) RETURN_IF_ERROR(Need(8, absl::StrCat(what, " length")));
+    uint64_t len = LoadUint<uint64_t>();
     if (len > remaining()) {
       return Truncated(at, absl::StrCat(what, " length ", len, " exceeds the ", remaining(),
                                         " bytes left in the file"));
@@ -147,7 +156,7 @@ class GgufParser {
     return s;
   }
 
-  absl::StatusOr<ValueType> ReadValueType(std::string_view what) {
+  absl::StatusOr<ValueType> ReadValueType(absl::string_view what) {
     uint64_t at = pos_;
     ASSIGN_OR_RETURN(uint32_t id, ReadUint<uint32_t>(what));
     if (!IsValidValueType(id)) return Invalid(at, absl::StrCat("unknown ", what, " id ", id));
@@ -226,7 +235,7 @@ class GgufParser {
     // Checked before reserve(): the allocation is bounded by the file size.
     uint64_t min_bytes = MinEncodedBytes(a.element_type);
     if (count > remaining() / min_bytes) {
-      return Truncated(at, absl::StrCat("array of ", count, " ", ValueTypeName(a.element_type),
+      return Truncated(at, absl::StrCat("array of ", count, " ", std::string(ValueTypeName(a.element_type)),
                                         " elements needs at least ", min_bytes,
                                         " bytes each, only ", remaining(), " bytes remain"));
     }
@@ -328,7 +337,7 @@ class GgufParser {
     uint64_t at = key_offsets_[it->second];
     context_ = "key 'general.alignment'";
     if (v.type() != ValueType::kUint32) {
-      return Invalid(at, absl::StrCat("general.alignment has type ", ValueTypeName(v.type()),
+      return Invalid(at, absl::StrCat("general.alignment has type ", std::string(ValueTypeName(v.type())),
                                       ", expected UINT32"));
     }
     uint32_t a = std::get<uint32_t>(v.storage());
@@ -396,7 +405,7 @@ class GgufParser {
       std::string_view known = KnownUnsupportedTypeName(type_id);
       return Invalid(at, known.empty()
                              ? absl::StrCat("unknown ggml type id ", type_id)
-                             : absl::StrCat("ggml type ", known, " (id ", type_id,
+                             : absl::StrCat("ggml type ", std::string(known), " (id ", type_id,
                                             ") is not supported by kiln"));
     }
     t.type = info->type;
@@ -406,14 +415,14 @@ class GgufParser {
     }
     if (t.dims[0] % info->block_elems != 0) {
       return Invalid(at, absl::StrCat("ne[0] = ", t.dims[0], " is not a multiple of the ",
-                                      info->name, " block size ", info->block_elems));
+                                      std::string(info->name), " block size ", info->block_elems));
     }
     // bytes = (ne0 / block) * block_bytes * ne1 * ne2 * ne3, all in int64.
     int64_t bytes = t.dims[0] / info->block_elems;
     bool overflow = __builtin_mul_overflow(bytes, int64_t{info->block_bytes}, &bytes);
     for (uint32_t j = 1; j < n_dims; ++j) overflow |= __builtin_mul_overflow(bytes, t.dims[j], &bytes);
     if (overflow) {
-      return Invalid(at, absl::StrCat("byte size of ", info->name, " dims [",
+      return Invalid(at, absl::StrCat("byte size of ", std::string(info->name), " dims [",
                                       absl::StrJoin(t.dims, ", "), "] overflows int64"));
     }
     t.nbytes = static_cast<uint64_t>(bytes);
@@ -449,8 +458,9 @@ class GgufParser {
       uint64_t room = size() - data_offset;
       if (t.offset > room || t.nbytes > room - t.offset) {
         return Truncated(info_offsets_[i],
-                         absl::StrCat("data at data_offset ", data_offset, " + ", t.offset, ", ",
-                                      t.nbytes, " bytes, extends past the end of the file"));
+                         absl::StrCat(t.nbytes, " bytes of data at data_offset ", data_offset,
+                                      " + offset ", t.offset,
+                                      " extend past the end of the file"));
       }
       t.file_offset = data_offset + t.offset;
       uint64_t end = t.file_offset + t.nbytes;
@@ -514,12 +524,12 @@ absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Parse(absl::Span<const uint8
 }
 
 const Value* GgufFile::Find(std::string_view key) const {
-  auto it = key_index_.find(key);
+  auto it = key_index_.find(absl::string_view(key.data(), key.size()));
   return it == key_index_.end() ? nullptr : &metadata_[it->second].second;
 }
 
 const TensorInfo* GgufFile::FindTensor(std::string_view name) const {
-  auto it = tensor_index_.find(name);
+  auto it = tensor_index_.find(absl::string_view(name.data(), name.size()));
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 

@@ -57,7 +57,7 @@ void AppendFloat(F x, std::string* out) {
 void Append(const Value& v, size_t max_elements, std::string* out);
 
 void AppendArray(const Array& a, size_t max_elements, std::string* out) {
-  absl::StrAppend(out, "[", ValueTypeName(a.element_type), " x", a.elements.size());
+  absl::StrAppend(out, "[", std::string(ValueTypeName(a.element_type)), " x", a.elements.size());
   if (a.elements.empty()) {
     out->push_back(']');
     return;

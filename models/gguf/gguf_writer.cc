@@ -8,12 +8,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <variant>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -27,7 +30,7 @@ constexpr uint32_t kDefaultAlignment = 32;
 constexpr uint32_t kVersion = 3;
 constexpr size_t kMaxDims = 4;
 constexpr int kMaxArrayDepth = 8;  // what the reader accepts
-constexpr std::string_view kAlignmentKey = "general.alignment";
+constexpr char kAlignmentKey[] = "general.alignment";
 // Bytes of tensor data held in producer buffers at once (a single tensor
 // larger than this still runs, alone). Keeps the 8B model's write at a few
 // hundred MB of RAM while two producers stay busy.
@@ -51,7 +54,7 @@ class Encoder {
   void PadTo(uint64_t size) { out_.resize(size, '\0'); }
   std::string& bytes() { return out_; }
 
-  absl::Status PutValue(std::string_view key, const Value& v, int depth) {
+  absl::Status PutValue(const std::string& key, const Value& v, int depth) {
     switch (v.type()) {
       case ValueType::kUint8: PutUint(std::get<uint8_t>(v.storage())); break;
       case ValueType::kInt8: PutUint(static_cast<uint8_t>(std::get<int8_t>(v.storage()))); break;
@@ -79,7 +82,7 @@ class Encoder {
   }
 
  private:
-  absl::Status PutArray(std::string_view key, const Array& a, int depth) {
+  absl::Status PutArray(const std::string& key, const Array& a, int depth) {
     if (depth > kMaxArrayDepth) {
       return absl::InvalidArgumentError(
           absl::StrCat("key '", key, "': arrays nested more than ", kMaxArrayDepth, " deep"));
@@ -90,8 +93,8 @@ class Encoder {
       const Value& e = a.elements[i];
       if (e.type() != a.element_type) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "key '", key, "': array element ", i, " has type ", ValueTypeName(e.type()),
-            " but the array's element type is ", ValueTypeName(a.element_type)));
+            "key '", key, "': array element ", i, " has type ", std::string(ValueTypeName(e.type())),
+            " but the array's element type is ", std::string(ValueTypeName(a.element_type))));
       }
       RETURN_IF_ERROR(PutValue(key, e, depth + 1));
     }
@@ -101,7 +104,7 @@ class Encoder {
   std::string out_;
 };
 
-absl::Status WithTensor(const absl::Status& s, std::string_view name) {
+absl::Status WithTensor(const absl::Status& s, const std::string& name) {
   return absl::Status(s.code(), absl::StrCat("tensor '", name, "': ", s.message()));
 }
 
@@ -120,6 +123,32 @@ absl::Status PwriteAll(int fd, const uint8_t* p, uint64_t n, uint64_t offset,
   }
   return absl::OkStatus();
 }
+
+// One worker's tensor buffer, kept across tensors: fresh multi-MB
+// allocations cost a page fault per 4 KiB and dominated write time.
+class ReusedBuffer {
+ public:
+  uint8_t* Get(uint64_t n) {
+    if (n > capacity_) {
+      data_.reset();  // release first so old and new never coexist
+      data_.reset(new uint8_t[n]);
+      capacity_ = n;
+    }
+    return data_.get();
+  }
+  // Gives back buffers larger than the window (one-off huge tensors such as
+  // the embedding), so idle workers never pin more than a window each.
+  void Trim() {
+    if (capacity_ > kWindowBytes) {
+      data_.reset();
+      capacity_ = 0;
+    }
+  }
+
+ private:
+  std::unique_ptr<uint8_t[]> data_;
+  uint64_t capacity_ = 0;
+};
 
 }  // namespace
 
@@ -221,7 +250,7 @@ absl::StatusOr<GgufWriter::Layout> GgufWriter::Plan() const {
     if (t.dims[0] % info.block_elems != 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("tensor '", t.name, "': ne[0] = ", t.dims[0], " is not a multiple of the ",
-                       info.name, " block size ", info.block_elems));
+                       std::string(info.name), " block size ", info.block_elems));
     }
     int64_t bytes = t.dims[0] / info.block_elems;
     bool overflow = __builtin_mul_overflow(bytes, int64_t{info.block_bytes}, &bytes);
@@ -271,12 +300,14 @@ absl::Status GgufWriter::Write(const std::string& path, int threads) const {
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot create '", tmp, "'"));
 
-  // Reserve the space up front (fails early on a full disk, avoids
-  // fragmentation); unsupported file systems just skip it. ftruncate sets the
-  // exact final size even where the last tensor holds no bytes.
-  (void)::fallocate(fd, 0, 0, static_cast<off_t>(layout.total));
+  // Reserve the space up front so a full disk fails before minutes of
+  // producing data; file systems without fallocate just skip it. ftruncate
+  // sets the exact final size even where the last tensor holds no bytes.
   absl::Status status = absl::OkStatus();
-  if (::ftruncate(fd, static_cast<off_t>(layout.total)) != 0) {
+  if (::fallocate(fd, 0, 0, static_cast<off_t>(layout.total)) != 0 && errno == ENOSPC) {
+    status = absl::ResourceExhaustedError(
+        absl::StrCat("no space for ", layout.total, " bytes in '", tmp, "'"));
+  } else if (::ftruncate(fd, static_cast<off_t>(layout.total)) != 0) {
     status = absl::ErrnoToStatus(errno, absl::StrCat("cannot size '", tmp, "'"));
   }
   if (status.ok()) {
@@ -295,6 +326,7 @@ absl::Status GgufWriter::Write(const std::string& path, int threads) const {
   absl::Status error = status;
   if (!status.ok()) error_index = 0;
   auto worker = [&] {
+    ReusedBuffer buffer;
     for (;;) {
       size_t i;
       uint64_t padded;
@@ -310,14 +342,16 @@ absl::Status GgufWriter::Write(const std::string& path, int threads) const {
         if (!error.ok()) return;
         in_flight += padded;
       }
-      std::unique_ptr<uint8_t[]> buf(new uint8_t[padded]());
-      absl::Status s = tensors_[i].producer(absl::Span<uint8_t>(buf.get(), layout.nbytes[i]));
+      // Zeroed so padding, and any byte a producer skips, is deterministic.
+      uint8_t* buf = buffer.Get(padded);
+      std::memset(buf, 0, padded);
+      absl::Status s = tensors_[i].producer(absl::Span<uint8_t>(buf, layout.nbytes[i]));
       if (!s.ok()) {
         s = WithTensor(s, tensors_[i].name);
       } else {
-        s = PwriteAll(fd, buf.get(), padded, layout.offsets[i], tmp);
+        s = PwriteAll(fd, buf, padded, layout.offsets[i], tmp);
       }
-      buf.reset();
+      buffer.Trim();
       std::lock_guard<std::mutex> lock(mu);
       in_flight -= padded;
       if (!s.ok() && i < error_index) {
@@ -327,7 +361,7 @@ absl::Status GgufWriter::Write(const std::string& path, int threads) const {
       cv.notify_all();
     }
   };
-  size_t n_threads = std::clamp<size_t>(threads, 1, std::max<size_t>(tensors_.size(), 1));
+  size_t n_threads = std::min<size_t>(threads < 1 ? 1 : threads, std::max<size_t>(tensors_.size(), 1));
   std::vector<std::thread> pool;
   for (size_t t = 1; t < n_threads; ++t) pool.emplace_back(worker);
   worker();

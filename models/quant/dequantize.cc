@@ -28,9 +28,9 @@ float LoadF16(const uint8_t* p) { return HalfToFloat(LoadU16(p)); }
 // §1. Bytes are little-endian, like the file.
 void DecodeF32(const uint8_t* in, int64_t n, float* y) {
   for (int64_t i = 0; i < n; ++i) {
-    const uint32_t u = static_cast<uint32_t>(in[4 * i]) | (static_cast<uint32_t>(in[4 * i + 1]) << 8) |
-                       (static_cast<uint32_t>(in[4 * i + 2]) << 16) |
-                       (static_cast<uint32_t>(in[4 * i + 3]) << 24);
+    const uint32_t u =
+        static_cast<uint32_t>(in[4 * i]) | (static_cast<uint32_t>(in[4 * i + 1]) << 8) |
+        (static_cast<uint32_t>(in[4 * i + 2]) << 16) | (static_cast<uint32_t>(in[4 * i + 3]) << 24);
     std::memcpy(&y[i], &u, sizeof(float));
   }
 }
@@ -118,12 +118,18 @@ using BlockDecoder = void (*)(const uint8_t*, float*);
 
 std::optional<BlockDecoder> BlockDecoderFor(GgmlType type) {
   switch (type) {
-    case GgmlType::kQ8_0: return DecodeQ8_0Block;
-    case GgmlType::kQ4_0: return DecodeQ4_0Block;
-    case GgmlType::kQ4_K: return DecodeQ4_KBlock;
-    case GgmlType::kQ5_K: return DecodeQ5_KBlock;
-    case GgmlType::kQ6_K: return DecodeQ6_KBlock;
-    default: return std::nullopt;
+    case GgmlType::kQ8_0:
+      return DecodeQ8_0Block;
+    case GgmlType::kQ4_0:
+      return DecodeQ4_0Block;
+    case GgmlType::kQ4_K:
+      return DecodeQ4_KBlock;
+    case GgmlType::kQ5_K:
+      return DecodeQ5_KBlock;
+    case GgmlType::kQ6_K:
+      return DecodeQ6_KBlock;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -148,25 +154,35 @@ uint64_t RowBytes(GgmlType type, int64_t n) {
 
 absl::Status Dequantize(GgmlType type, absl::Span<const uint8_t> in, absl::Span<float> out) {
   if (!CanDequantize(type))
-    return absl::InvalidArgumentError(absl::StrCat("dequantize: unsupported tensor type ", TypeLabel(type)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("dequantize: unsupported tensor type ", TypeLabel(type)));
   const gguf::GgmlTypeInfo& info = gguf::TypeInfo(type);
   const int64_t n = static_cast<int64_t>(out.size());
   if (n % info.block_elems != 0)
-    return absl::InvalidArgumentError(absl::StrCat("dequantize ", info.name, ": ", n,
+    return absl::InvalidArgumentError(absl::StrCat("dequantize ", TypeLabel(type), ": ", n,
                                                    " elements is not a multiple of the block size ",
                                                    info.block_elems));
   if (in.size() != RowBytes(type, n))
-    return absl::InvalidArgumentError(absl::StrCat("dequantize ", info.name, ": ", n, " elements need ",
-                                                   RowBytes(type, n), " bytes, got ", in.size()));
+    return absl::InvalidArgumentError(absl::StrCat("dequantize ", TypeLabel(type), ": ", n,
+                                                   " elements need ", RowBytes(type, n),
+                                                   " bytes, got ", in.size()));
   switch (type) {
-    case GgmlType::kF32: DecodeF32(in.data(), n, out.data()); return absl::OkStatus();
-    case GgmlType::kF16: DecodeF16(in.data(), n, out.data()); return absl::OkStatus();
-    case GgmlType::kBF16: DecodeBf16(in.data(), n, out.data()); return absl::OkStatus();
-    default: break;
+    case GgmlType::kF32:
+      DecodeF32(in.data(), n, out.data());
+      return absl::OkStatus();
+    case GgmlType::kF16:
+      DecodeF16(in.data(), n, out.data());
+      return absl::OkStatus();
+    case GgmlType::kBF16:
+      DecodeBf16(in.data(), n, out.data());
+      return absl::OkStatus();
+    default:
+      break;
   }
   const BlockDecoder decode = *BlockDecoderFor(type);
   const int64_t blocks = n / info.block_elems;
-  for (int64_t b = 0; b < blocks; ++b) decode(in.data() + b * info.block_bytes, out.data() + b * info.block_elems);
+  for (int64_t b = 0; b < blocks; ++b)
+    decode(in.data() + b * info.block_bytes, out.data() + b * info.block_elems);
   return absl::OkStatus();
 }
 

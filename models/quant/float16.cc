@@ -47,7 +47,7 @@ uint16_t FloatToHalf(float f) {
   const uint32_t x = FloatBits(f);
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   const uint32_t ax = x & kF32AbsMask;
-  if (ax > kF32ExpMask) return sign | 0x7E00u;  // NaN -> quiet NaN
+  if (ax > kF32ExpMask) return sign | 0x7E00u;        // NaN -> quiet NaN
   if (ax >= kF32HalfOverflow) return sign | 0x7C00u;  // overflow and Inf
   if (ax < kF32HalfMinNormal) {
     // Half subnormal (or zero): the result is round(|f| * 2^24) as an integer.
@@ -75,7 +75,8 @@ float Bf16ToFloat(uint16_t b) { return BitsToFloat(static_cast<uint32_t>(b) << 1
 
 uint16_t FloatToBf16(float f) {
   const uint32_t x = FloatBits(f);
-  if ((x & kF32AbsMask) > kF32ExpMask) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  if ((x & kF32AbsMask) > kF32ExpMask)
+    return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
   // Round to nearest even on the dropped 16 bits (spec §1).
   return static_cast<uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
 }

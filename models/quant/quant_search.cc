@@ -15,7 +15,8 @@ namespace {
 int Clamp(int v, int lo, int hi) { return std::max(lo, std::min(hi, v)); }
 
 // Weighted squared error of x ~= scale*L + offset.
-float WeightedError(int n, const float* x, const float* w, const uint8_t* L, float scale, float offset) {
+float WeightedError(int n, const float* x, const float* w, const uint8_t* L, float scale,
+                    float offset) {
   float err = 0;
   for (int i = 0; i < n; ++i) {
     float diff = scale * static_cast<float>(L[i]) + offset - x[i];
@@ -48,14 +49,16 @@ float MakeQkx2Quants(int n, int nmax, const float* x, const float* w, Qkx2Grid g
   // Step 2: plain min/max quantization as the first candidate.
   float iscale = static_cast<float>(nmax) / (max - min);
   float scale = 1 / iscale;
-  for (int i = 0; i < n; ++i) L[i] = static_cast<uint8_t>(Clamp(NearestInt(iscale * (x[i] - min)), 0, nmax));
+  for (int i = 0; i < n; ++i)
+    L[i] = static_cast<uint8_t>(Clamp(NearestInt(iscale * (x[i] - min)), 0, nmax));
   float best_error = WeightedError(n, x, w, L, scale, min);
 
   // Step 3: grid search with a weighted least-squares refit per candidate.
   // As in the reference, once a better (scale, min) is found the following
   // candidates are built from that updated min.
   for (int is = 0; is <= grid.nstep; ++is) {
-    iscale = (grid.rmin + grid.rdelta * static_cast<float>(is) + static_cast<float>(nmax)) / (max - min);
+    iscale =
+        (grid.rmin + grid.rdelta * static_cast<float>(is) + static_cast<float>(nmax)) / (max - min);
     float sum_l = 0, sum_l2 = 0, sum_xl = 0;
     for (int i = 0; i < n; ++i) {
       const int l = Clamp(NearestInt(iscale * (x[i] - min)), 0, nmax);

@@ -60,7 +60,8 @@ void QuantizeQ8_0Block(const float* x, uint8_t* out) {
   const float d = amax / 127;
   const float id = d != 0 ? 1.0f / d : 0.0f;
   StoreU16(FloatToHalf(d), out);
-  for (int i = 0; i < 32; ++i) out[2 + i] = static_cast<uint8_t>(TruncToInt8(std::round(x[i] * id)));
+  for (int i = 0; i < 32; ++i)
+    out[2 + i] = static_cast<uint8_t>(TruncToInt8(std::round(x[i] * id)));
 }
 
 // §3 reference quantizer: the largest-magnitude element (sign kept) maps to
@@ -88,12 +89,18 @@ using BlockEncoder = void (*)(const float*, uint8_t*);
 
 BlockEncoder BlockEncoderFor(GgmlType type) {
   switch (type) {
-    case GgmlType::kQ8_0: return QuantizeQ8_0Block;
-    case GgmlType::kQ4_0: return QuantizeQ4_0Block;
-    case GgmlType::kQ4_K: return QuantizeQ4_KBlock;
-    case GgmlType::kQ5_K: return QuantizeQ5_KBlock;
-    case GgmlType::kQ6_K: return QuantizeQ6_KBlock;
-    default: return nullptr;
+    case GgmlType::kQ8_0:
+      return QuantizeQ8_0Block;
+    case GgmlType::kQ4_0:
+      return QuantizeQ4_0Block;
+    case GgmlType::kQ4_K:
+      return QuantizeQ4_KBlock;
+    case GgmlType::kQ5_K:
+      return QuantizeQ5_KBlock;
+    case GgmlType::kQ6_K:
+      return QuantizeQ6_KBlock;
+    default:
+      return nullptr;
   }
 }
 
@@ -112,31 +119,41 @@ bool CanQuantize(GgmlType type) {
 
 absl::Status Quantize(GgmlType type, absl::Span<const float> in, absl::Span<uint8_t> out) {
   if (!CanQuantize(type))
-    return absl::InvalidArgumentError(absl::StrCat("quantize: unsupported tensor type ", TypeLabel(type)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("quantize: unsupported tensor type ", TypeLabel(type)));
   const gguf::GgmlTypeInfo& info = gguf::TypeInfo(type);
   const int64_t n = static_cast<int64_t>(in.size());
   if (n % info.block_elems != 0)
-    return absl::InvalidArgumentError(absl::StrCat("quantize ", info.name, ": ", n,
+    return absl::InvalidArgumentError(absl::StrCat("quantize ", TypeLabel(type), ": ", n,
                                                    " elements is not a multiple of the block size ",
                                                    info.block_elems));
   if (out.size() != RowBytes(type, n))
-    return absl::InvalidArgumentError(absl::StrCat("quantize ", info.name, ": ", n, " elements need ",
-                                                   RowBytes(type, n), " output bytes, got ", out.size()));
+    return absl::InvalidArgumentError(absl::StrCat("quantize ", TypeLabel(type), ": ", n,
+                                                   " elements need ", RowBytes(type, n),
+                                                   " output bytes, got ", out.size()));
   switch (type) {
-    case GgmlType::kF32: EncodeF32(in.data(), n, out.data()); return absl::OkStatus();
-    case GgmlType::kF16: EncodeF16(in.data(), n, out.data()); return absl::OkStatus();
-    case GgmlType::kBF16: EncodeBf16(in.data(), n, out.data()); return absl::OkStatus();
-    default: break;
+    case GgmlType::kF32:
+      EncodeF32(in.data(), n, out.data());
+      return absl::OkStatus();
+    case GgmlType::kF16:
+      EncodeF16(in.data(), n, out.data());
+      return absl::OkStatus();
+    case GgmlType::kBF16:
+      EncodeBf16(in.data(), n, out.data());
+      return absl::OkStatus();
+    default:
+      break;
   }
   // A NaN or Inf weight has no meaningful code (the reference would emit
   // garbage for the whole block), so it is reported instead.
   for (int64_t i = 0; i < n; ++i)
     if (!std::isfinite(in[i]))
-      return absl::InvalidArgumentError(
-          absl::StrCat("quantize ", info.name, ": element ", i, " is not finite (", in[i], ")"));
+      return absl::InvalidArgumentError(absl::StrCat("quantize ", TypeLabel(type), ": element ", i,
+                                                     " is not finite (", in[i], ")"));
   const BlockEncoder encode = BlockEncoderFor(type);
   const int64_t blocks = n / info.block_elems;
-  for (int64_t b = 0; b < blocks; ++b) encode(in.data() + b * info.block_elems, out.data() + b * info.block_bytes);
+  for (int64_t b = 0; b < blocks; ++b)
+    encode(in.data() + b * info.block_elems, out.data() + b * info.block_bytes);
   return absl::OkStatus();
 }
 

@@ -79,7 +79,8 @@ void EncodeQ45KScales(const float* x, int nmax, Qkx2Grid grid, uint8_t* header, 
 void PackNibbles(const uint8_t* L, uint8_t* qs) {
   for (int c = 0; c < 4; ++c)
     for (int l = 0; l < 32; ++l)
-      qs[32 * c + l] = static_cast<uint8_t>((L[64 * c + l] & 0xF) | ((L[64 * c + 32 + l] & 0xF) << 4));
+      qs[32 * c + l] =
+          static_cast<uint8_t>((L[64 * c + l] & 0xF) | ((L[64 * c + 32 + l] & 0xF) << 4));
 }
 
 }  // namespace
@@ -121,7 +122,8 @@ void QuantizeQ6_KBlock(const float* x, uint8_t* out) {
   const float iscale = -128.f / max_scale;
   const uint16_t d16 = FloatToHalf(1 / iscale);
   int8_t* sc = reinterpret_cast<int8_t*>(out + 192);
-  for (int j = 0; j < 16; ++j) sc[j] = static_cast<int8_t>(std::min(127, NearestInt(iscale * scales[j])));
+  for (int j = 0; j < 16; ++j)
+    sc[j] = static_cast<int8_t>(std::min(127, NearestInt(iscale * scales[j])));
   StoreU16(d16, out + 208);
 
   // Step 4: re-quantize with the decoded d and codes.

@@ -51,6 +51,12 @@ void AppendUnkMarker(std::string_view bytes, std::string& out) {
 
 char32_t ByteToCodePoint(uint8_t b) { return kTables.to_cp[b]; }
 
+std::string ByteToSymbol(uint8_t b) {
+  std::string out;
+  AppendByteLevel(std::string_view(reinterpret_cast<const char*>(&b), 1), out);
+  return out;
+}
+
 int CodePointToByte(char32_t cp) {
   return cp < kTables.to_byte.size() ? kTables.to_byte[cp] : -1;
 }

@@ -14,6 +14,9 @@ namespace kiln::tokenizer {
 // The code point byte `b` maps to.
 char32_t ByteToCodePoint(uint8_t b);
 
+// The same as UTF-8 text: the one-character symbol of byte `b` ("Ġ" for ' ').
+std::string ByteToSymbol(uint8_t b);
+
 // The byte that maps to `cp`, or -1 if no byte does.
 int CodePointToByte(char32_t cp);
 

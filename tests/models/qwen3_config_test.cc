@@ -17,12 +17,14 @@ using gguf::Value;
 struct Edit {
   std::function<bool(const std::string& key, Value& v)> key;           // false drops the key
   std::function<bool(const std::string& name, std::vector<int64_t>& dims, gguf::GgmlType& t)> tensor;
+  std::vector<std::pair<std::string, Value>> add = {};  // keys appended
 };
 
 std::unique_ptr<gguf::GgufFile> Rewrite(const gguf::GgufFile& src, const Edit& e, const std::string& path) {
   gguf::GgufWriter w;
   for (auto [k, v] : src.metadata())
     if (!e.key || e.key(k, v)) w.AddKey(k, v);
+  for (const auto& [k, v] : e.add) w.AddKey(k, v);
   for (const gguf::TensorInfo& t : src.tensors()) {
     std::vector<int64_t> dims = t.dims;
     gguf::GgmlType type = t.type;
@@ -57,7 +59,9 @@ class Qwen3ConfigTest : public ::testing::Test {
     if (!c.ok()) return c.status();
     return CheckQwen3Tensors(*f, *c);
   }
-  static Edit SetKey(const std::string& key, Value v) {
+  // Replaces the key's value, or appends the key when the file lacks it.
+  Edit SetKey(const std::string& key, Value v) {
+    if (base_->Find(key) == nullptr) return {nullptr, nullptr, {{key, v}}};
     return {[=](const std::string& k, Value& x) {
               if (k == key) x = v;
               return true;

@@ -17,7 +17,10 @@ inline std::string TempPath(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
   std::string base = dir ? dir : "/tmp";
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  return base + "/kiln_" + info->test_suite_name() + "_" + info->name() + "_" + name;
+  std::string file = std::string("kiln_") + info->test_suite_name() + "_" + info->name() + "_" + name;
+  for (char& c : file)
+    if (c == '/') c = '_';  // parameterized test names contain '/'
+  return base + "/" + file;
 }
 
 // Writes a synthetic model and opens it.

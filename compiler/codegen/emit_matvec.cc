@@ -1,0 +1,391 @@
+// kMatVec: out[t, m] = epilogue(sum_k W[m, k] * prologue(x)[t, k]) for
+// T <= max_tokens tokens (docs/codegen.md "matvec").
+//
+// A block owns rows_per_block consecutive rows, split over row_groups groups
+// of whole warps. A group's threads stride over the pieces of the row
+// (weight_decoder.h), `unroll` pieces per iteration, and every thread works
+// on all of its group's rows at once, so each activation load serves
+// rows_per_group rows. Weights arrive as 16-byte ld.global.nc.v4 loads:
+// directly for formats whose pieces are 16-byte aligned, and for the 2-byte
+// aligned GGUF blocks (Q8_0, Q4_0, Q6_K) as aligned 16-byte windows staged
+// per warp in shared memory. fp32 accumulation; warp shuffles, then shared
+// memory, reduce across the group.
+//
+// kRmsNorm is fused: the loop also sums x^2 (each x element is visited once
+// per block) and multiplies x by the norm weight; the final sum is scaled by
+// 1/sqrt(mean(x^2) + eps) before the epilogue, since
+// sum_k W (x r w) = r * sum_k W (x w).
+#include "absl/status/status.h"
+#include "compiler/codegen/emitters.h"
+#include "compiler/codegen/kernel_plans.h"
+#include "compiler/codegen/weight_decoder.h"
+
+namespace kiln::codegen {
+
+using llvm::Value;
+
+namespace {
+
+class MatVecEmitter {
+ public:
+  explicit MatVecEmitter(KernelBuilder& kb)
+      : kb_(kb), b_(kb.b()), spec_(kb.spec()), plan_(PlanMatVec(kb.spec())), dec_(kb.spec().weight) {}
+
+  absl::Status Emit();
+
+ private:
+  // Loads, decodes and accumulates pieces[u] (clamped piece indices) for all
+  // rows of the group; `active[u]` masks tail pieces (nullptr: all active).
+  void ProcessDirect(const std::vector<Value*>& pieces, const std::vector<Value*>& active);
+  void ProcessStaged(Value* piece, Value* active, Value* warp_first_piece);
+  // Adds one piece's contribution given its decoded segments per row.
+  void Accumulate(const std::vector<std::vector<Segment>>& segs, Value* active);
+  void ReduceAndStore();
+  Value* Silu(Value* z);
+
+  KernelBuilder& kb_;
+  llvm::IRBuilder<>& b_;
+  const KernelSpec& spec_;
+  MatVecPlan plan_;
+  WeightDecoder dec_;
+
+  Value* smem_ = nullptr;
+  Value* tid_ = nullptr;
+  Value* lane_ = nullptr;
+  Value* gwarp_ = nullptr;       // warp index within the group
+  Value* warp_ = nullptr;
+  Value* block_row0_ = nullptr;
+  Value* p_end_ = nullptr;
+  std::vector<Value*> rowptr_, scale_row_, row_off_;  // per group row
+  std::vector<Value*> xrow_;                          // per token
+  std::vector<std::vector<Value*>> acc_;              // [row][token] vars
+  std::vector<Value*> ss_;                            // [token] vars
+  Value* tokens_ = nullptr;
+};
+
+absl::Status MatVecEmitter::Emit() {
+  const int R = plan_.rows_per_group, TT = plan_.tokens;
+  const int64_t row_bytes = WeightRowBytes(spec_.weight, spec_.cols);
+  smem_ = kb_.StaticShared(plan_.shared_bytes);
+  tid_ = kb_.Tid();
+  lane_ = b_.CreateAnd(tid_, kb_.I32c(31));
+  warp_ = b_.CreateLShr(tid_, kb_.I32c(5));
+  Value* group = b_.CreateUDiv(tid_, kb_.I32c(plan_.group_threads));
+  Value* gtid = b_.CreateURem(tid_, kb_.I32c(plan_.group_threads));
+  gwarp_ = b_.CreateLShr(gtid, kb_.I32c(5));
+  block_row0_ = b_.CreateMul(kb_.Ctaid(0), kb_.I32c(plan_.rows_per_block));
+  Value* row0 = b_.CreateAdd(block_row0_, b_.CreateMul(group, kb_.I32c(R)));
+
+  // Everything below may read what the previous kernel wrote.
+  kb_.GridDependencyWait();
+
+  Value* W = kb_.Param("w");
+  Value* WS = kb_.Param("w_scales");
+  Value* X = kb_.Param("x");
+  tokens_ = kb_.Param("T");
+  Value* last_token = b_.CreateSub(b_.CreateSelect(b_.CreateICmpSGT(tokens_, kb_.I32c(1)), tokens_, kb_.I32c(1)),
+                                   kb_.I32c(1));
+  for (int r = 0; r < R; ++r) {
+    Value* row = b_.CreateAdd(row0, kb_.I32c(r));
+    row = b_.CreateSelect(b_.CreateICmpSLT(row, kb_.I32c(spec_.rows)), row, kb_.I32c(spec_.rows - 1));
+    Value* off = b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(row_bytes));
+    row_off_.push_back(off);
+    rowptr_.push_back(kb_.Gep(W, off));
+    if (spec_.weight == WeightFormat::kQ8_0Planar)
+      scale_row_.push_back(kb_.Gep(WS, b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(spec_.cols / 32 * 2))));
+    else
+      scale_row_.push_back(nullptr);
+  }
+  for (int t = 0; t < TT; ++t) {
+    Value* tc = b_.CreateSelect(b_.CreateICmpSLT(kb_.I32c(t), last_token), kb_.I32c(t), last_token);
+    xrow_.push_back(kb_.Gep(X, b_.CreateMul(b_.CreateZExt(tc, kb_.I64()), kb_.I64c(spec_.cols * 4))));
+  }
+  acc_.assign(R, std::vector<Value*>(TT));
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < TT; ++t) acc_[r][t] = kb_.Var(kb_.F32(), kb_.F32c(0.0f), "acc");
+  if (plan_.rms)
+    for (int t = 0; t < TT; ++t) ss_.push_back(kb_.Var(kb_.F32(), kb_.F32c(0.0f), "ss"));
+
+  // This split's pieces.
+  const int64_t P = plan_.pieces;
+  Value* p_begin = kb_.I32c(0);
+  p_end_ = kb_.I32c(P);
+  if (plan_.k_split > 1) {
+    int64_t per = P / plan_.k_split;
+    p_begin = b_.CreateMul(kb_.Ctaid(1), kb_.I32c(per));
+    p_end_ = b_.CreateAdd(p_begin, kb_.I32c(per));
+  }
+  const int GT = plan_.group_threads;
+  const int U = plan_.unroll;
+  Value* span = b_.CreateSub(p_end_, p_begin);
+  Value* main_iters = b_.CreateUDiv(span, kb_.I32c(int64_t{GT} * U));
+  Value* start = b_.CreateAdd(p_begin, gtid);
+
+  // Main loop: every piece of every thread exists.
+  kb_.For(kb_.I32c(0), main_iters, kb_.I32c(1), [&](Value* it) {
+    Value* base = b_.CreateAdd(start, b_.CreateMul(it, kb_.I32c(int64_t{GT} * U)));
+    std::vector<Value*> pieces, active;
+    for (int u = 0; u < U; ++u) {
+      pieces.push_back(b_.CreateAdd(base, kb_.I32c(int64_t{u} * GT)));
+      active.push_back(nullptr);
+    }
+    if (plan_.fmt.staged) {
+      for (int u = 0; u < U; ++u)
+        ProcessStaged(pieces[u], nullptr, b_.CreateSub(pieces[u], lane_));
+    } else {
+      ProcessDirect(pieces, active);
+    }
+  });
+  // Tail: one piece per thread per iteration, warp-uniform trip count,
+  // pieces past the end clamped and masked.
+  Value* tail_begin = b_.CreateAdd(p_begin, b_.CreateMul(main_iters, kb_.I32c(int64_t{GT} * U)));
+  Value* warp_begin = b_.CreateAdd(tail_begin, b_.CreateShl(gwarp_, kb_.I32c(5)));
+  kb_.For(warp_begin, p_end_, kb_.I32c(GT), [&](Value* wp) {
+    Value* p = b_.CreateAdd(wp, lane_);
+    Value* active = b_.CreateICmpSLT(p, p_end_);
+    Value* pc = b_.CreateSelect(active, p, b_.CreateSub(p_end_, kb_.I32c(1)));
+    if (plan_.fmt.staged)
+      ProcessStaged(pc, active, wp);
+    else
+      ProcessDirect({pc}, {active});
+  });
+
+  // The dependents may start launching: what is left is the reduction.
+  kb_.GridDependencyLaunchDependents();
+  ReduceAndStore();
+  kb_.Finish();
+  return absl::OkStatus();
+}
+
+void MatVecEmitter::ProcessDirect(const std::vector<Value*>& pieces, const std::vector<Value*>& active) {
+  const int R = plan_.rows_per_group;
+  // Issue every load first so they are in flight together.
+  std::vector<std::vector<std::vector<Value*>>> raw(pieces.size(), std::vector<std::vector<Value*>>(R));
+  for (size_t u = 0; u < pieces.size(); ++u)
+    for (int r = 0; r < R; ++r) raw[u][r] = dec_.Load(kb_, {rowptr_[r], scale_row_[r], pieces[u]}, nullptr);
+  for (size_t u = 0; u < pieces.size(); ++u) {
+    std::vector<std::vector<Segment>> segs(R);
+    for (int r = 0; r < R; ++r) segs[r] = dec_.Decode(kb_, {rowptr_[r], scale_row_[r], pieces[u]}, raw[u][r]);
+    Accumulate(segs, active[u]);
+  }
+}
+
+void MatVecEmitter::ProcessStaged(Value* piece, Value* active, Value* warp_first_piece) {
+  const int R = plan_.rows_per_group;
+  const FormatGeometry& g = plan_.fmt;
+  Value* W = kb_.Param("w");
+  // The warp's pieces [first, first + n) cover whole blocks (pieces_per_block divides 32).
+  Value* n = b_.CreateSub(p_end_, warp_first_piece);
+  n = b_.CreateSelect(b_.CreateICmpSLT(n, kb_.I32c(kWarp)), n, kb_.I32c(kWarp));
+  Value* block0 = b_.CreateUDiv(warp_first_piece, kb_.I32c(g.pieces_per_block));
+  Value* span = b_.CreateMul(b_.CreateUDiv(n, kb_.I32c(g.pieces_per_block)), kb_.I32c(g.block_bytes));
+  std::vector<Value*> bufs, misalign;
+  for (int r = 0; r < R; ++r) {
+    // Buffer of (warp, row r): 16-byte windows of the span's aligned cover.
+    Value* slot = b_.CreateAdd(b_.CreateMul(warp_, kb_.I32c(R)), kb_.I32c(r));
+    Value* buf = kb_.Gep(smem_, b_.CreateAdd(kb_.I32c(plan_.stage_offset),
+                                             b_.CreateMul(slot, kb_.I32c(int64_t{16} * plan_.stage_windows))));
+    Value* start = b_.CreateAdd(row_off_[r], b_.CreateMul(b_.CreateZExt(block0, kb_.I64()), kb_.I64c(g.block_bytes)));
+    Value* o = b_.CreateTrunc(b_.CreateAnd(start, kb_.I64c(15)), kb_.I32());
+    Value* aligned = b_.CreateSub(start, b_.CreateZExt(o, kb_.I64()));
+    Value* windows = b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(o, span), kb_.I32c(15)), kb_.I32c(4));
+    for (int k = 0; k * kWarp < plan_.stage_windows; ++k) {
+      Value* w = b_.CreateAdd(lane_, kb_.I32c(k * kWarp));
+      kb_.If(b_.CreateICmpULT(w, windows), [&] {
+        Value* woff = b_.CreateShl(w, kb_.I32c(4));
+        Value* v = kb_.LoadNc(llvm::FixedVectorType::get(kb_.I32(), 4),
+                              kb_.Gep(W, b_.CreateAdd(aligned, b_.CreateZExt(woff, kb_.I64()))), 16);
+        kb_.Store(v, kb_.Gep(buf, woff), 16);
+      });
+    }
+    bufs.push_back(buf);
+    misalign.push_back(o);
+  }
+  kb_.SyncWarp();
+  std::vector<std::vector<Segment>> segs(R);
+  for (int r = 0; r < R; ++r) {
+    Value* buf = bufs[r];
+    Value* o = misalign[r];
+    U16Reader reader = [&, buf, o, block0](Value* block, Value* byte_offset) -> Value* {
+      Value* off = b_.CreateAdd(o, b_.CreateAdd(b_.CreateMul(b_.CreateSub(block, block0), kb_.I32c(g.block_bytes)),
+                                                byte_offset));
+      return kb_.Load(kb_.I16(), kb_.Gep(buf, off), 2);
+    };
+    PieceRef ref{rowptr_[r], scale_row_[r], piece};
+    std::vector<Value*> raw = dec_.Load(kb_, ref, &reader);
+    segs[r] = dec_.Decode(kb_, ref, raw);
+  }
+  Accumulate(segs, active);
+  kb_.SyncWarp();  // the buffers are refilled next
+}
+
+void MatVecEmitter::Accumulate(const std::vector<std::vector<Segment>>& segs, Value* active) {
+  const int R = plan_.rows_per_group, TT = plan_.tokens;
+  Value* NW = kb_.Param("norm_w");
+  std::vector<std::vector<Value*>> contrib(R, std::vector<Value*>(TT, nullptr));
+  std::vector<Value*> sq(TT, nullptr);
+  for (size_t si = 0; si < segs[0].size(); ++si) {
+    const std::vector<Quad>& quads = segs[0][si].quads;
+    bool need_sum = segs[0][si].NeedsSum();
+    // Activations of this segment's columns, per token.
+    std::vector<std::vector<std::vector<Value*>>> xv(TT);
+    std::vector<std::vector<Value*>> nw;
+    if (plan_.rms)
+      for (const Quad& q : quads)
+        nw.push_back(kb_.LoadNc4xF32(kb_.Gep(NW, b_.CreateShl(b_.CreateZExt(q.col, kb_.I64()), kb_.I64c(2)))));
+    std::vector<Value*> sum(TT, nullptr);
+    for (int t = 0; t < TT; ++t) {
+      for (size_t qi = 0; qi < quads.size(); ++qi) {
+        std::vector<Value*> x =
+            kb_.LoadNc4xF32(kb_.Gep(xrow_[t], b_.CreateShl(b_.CreateZExt(quads[qi].col, kb_.I64()), kb_.I64c(2))));
+        if (plan_.rms) {
+          for (int i = 0; i < 4; ++i) {
+            sq[t] = sq[t] == nullptr ? b_.CreateFMul(x[i], x[i]) : kb_.Fma(x[i], x[i], sq[t]);
+            x[i] = b_.CreateFMul(x[i], nw[qi][i]);
+          }
+        }
+        if (need_sum)
+          for (int i = 0; i < 4; ++i) sum[t] = sum[t] == nullptr ? x[i] : b_.CreateFAdd(sum[t], x[i]);
+        xv[t].push_back(x);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const Segment& s = segs[r][si];
+      // sum(w x) = a * sum(f x) + b * sum(x)  (weight_decoder.h)
+      Value* a = s.scale == nullptr ? (s.inv_c1 == 1.0f ? nullptr : kb_.F32c(s.inv_c1))
+                                    : (s.inv_c1 == 1.0f ? s.scale : b_.CreateFMul(s.scale, kb_.F32c(s.inv_c1)));
+      float k = static_cast<float>(s.q_offset) - s.c0 * s.inv_c1;
+      Value* bb = nullptr;
+      if (k != 0.0f) bb = s.scale == nullptr ? kb_.F32c(k) : b_.CreateFMul(s.scale, kb_.F32c(k));
+      if (s.offset != nullptr) bb = bb == nullptr ? s.offset : b_.CreateFAdd(bb, s.offset);
+      for (int t = 0; t < TT; ++t) {
+        Value* f = nullptr;
+        for (size_t qi = 0; qi < s.quads.size(); ++qi)
+          for (int i = 0; i < 4; ++i)
+            f = f == nullptr ? b_.CreateFMul(s.quads[qi].f[i], xv[t][qi][i]) : kb_.Fma(s.quads[qi].f[i], xv[t][qi][i], f);
+        Value* c = a == nullptr ? f : b_.CreateFMul(a, f);
+        if (bb != nullptr) c = kb_.Fma(bb, sum[t], c);
+        contrib[r][t] = contrib[r][t] == nullptr ? c : b_.CreateFAdd(contrib[r][t], c);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < TT; ++t) {
+      Value* c = contrib[r][t];
+      if (active != nullptr) c = b_.CreateSelect(active, c, kb_.F32c(0.0f));
+      kb_.Set(acc_[r][t], b_.CreateFAdd(kb_.Get(acc_[r][t]), c));
+    }
+  }
+  if (plan_.rms) {
+    for (int t = 0; t < TT; ++t) {
+      Value* c = sq[t];
+      if (active != nullptr) c = b_.CreateSelect(active, c, kb_.F32c(0.0f));
+      kb_.Set(ss_[t], b_.CreateFAdd(kb_.Get(ss_[t]), c));
+    }
+  }
+}
+
+Value* MatVecEmitter::Silu(Value* z) {
+  // silu(z) = z / (1 + e^-z), e^-z = 2^(-z log2 e) with ex2.approx.
+  Value* e = kb_.Ex2(b_.CreateFMul(z, kb_.F32c(-1.4426950408889634f)));
+  return b_.CreateFDiv(z, b_.CreateFAdd(kb_.F32c(1.0f), e));
+}
+
+void MatVecEmitter::ReduceAndStore() {
+  const int R = plan_.rows_per_group, TT = plan_.tokens, RB = plan_.rows_per_block;
+  const int V = plan_.red_values;
+  const int NT = plan_.threads;
+  Value* red = kb_.Gep(smem_, plan_.red_offset);
+  Value* fin = kb_.Gep(smem_, plan_.fin_offset);
+  // Per-warp sums, lane 0 writes red[warp][v].
+  std::vector<Value*> sums;
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < TT; ++t) sums.push_back(kb_.WarpSum(kb_.Get(acc_[r][t])));
+  if (plan_.rms)
+    for (int t = 0; t < TT; ++t) sums.push_back(kb_.WarpSum(kb_.Get(ss_[t])));
+  kb_.If(b_.CreateICmpEQ(lane_, kb_.I32c(0)), [&] {
+    Value* base = b_.CreateMul(warp_, kb_.I32c(V));
+    for (int v = 0; v < V; ++v)
+      kb_.Store(sums[v], kb_.Gep(red, b_.CreateShl(b_.CreateAdd(base, kb_.I32c(v)), kb_.I32c(2))), 4);
+  });
+  kb_.Barrier();
+  // fin[t][r] = sum over the group's warps (times the RMSNorm factor).
+  kb_.For(tid_, kb_.I32c(int64_t{RB} * TT), kb_.I32c(NT), [&](Value* i) {
+    Value* t = b_.CreateUDiv(i, kb_.I32c(RB));
+    Value* r = b_.CreateURem(i, kb_.I32c(RB));
+    Value* grp = b_.CreateUDiv(r, kb_.I32c(R));
+    Value* rg = b_.CreateURem(r, kb_.I32c(R));
+    Value* v = b_.CreateAdd(b_.CreateMul(rg, kb_.I32c(TT)), t);
+    Value* w0 = b_.CreateMul(grp, kb_.I32c(plan_.group_warps));
+    Value* total = nullptr;
+    for (int w = 0; w < plan_.group_warps; ++w) {
+      Value* idx = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(w0, kb_.I32c(w)), kb_.I32c(V)), v);
+      Value* x = kb_.Load(kb_.F32(), kb_.Gep(red, b_.CreateShl(idx, kb_.I32c(2))), 4);
+      total = total == nullptr ? x : b_.CreateFAdd(total, x);
+    }
+    if (plan_.rms) {
+      Value* ss = nullptr;
+      for (int w = 0; w < plan_.group_warps; ++w) {
+        Value* idx = b_.CreateAdd(kb_.I32c(int64_t{w} * V + int64_t{R} * TT), t);
+        Value* x = kb_.Load(kb_.F32(), kb_.Gep(red, b_.CreateShl(idx, kb_.I32c(2))), 4);
+        ss = ss == nullptr ? x : b_.CreateFAdd(ss, x);
+      }
+      // 1/sqrt(mean + eps), correctly rounded sqrt and division.
+      Value* mean = b_.CreateFDiv(ss, kb_.F32c(static_cast<float>(spec_.cols)));
+      Value* scale = b_.CreateFDiv(kb_.F32c(1.0f), kb_.Sqrt(b_.CreateFAdd(mean, kb_.F32c(spec_.eps))));
+      total = b_.CreateFMul(total, scale);
+    }
+    kb_.Store(total, kb_.Gep(fin, b_.CreateShl(i, kb_.I32c(2))), 4);
+  });
+  kb_.Barrier();
+
+  Value* out = kb_.Param("out");
+  if (spec_.epilogue == Epilogue::kSiluMulPairs) {
+    const int pg = spec_.pair_group;
+    const int half = RB / 2;
+    kb_.For(tid_, kb_.I32c(int64_t{half} * TT), kb_.I32c(NT), [&](Value* i) {
+      Value* t = b_.CreateUDiv(i, kb_.I32c(half));
+      Value* jl = b_.CreateURem(i, kb_.I32c(half));
+      Value* gate = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(jl, kb_.I32c(pg)), kb_.I32c(2 * pg)),
+                                 b_.CreateURem(jl, kb_.I32c(pg)));
+      Value* ok = b_.CreateAnd(b_.CreateICmpSLT(b_.CreateAdd(block_row0_, gate), kb_.I32c(spec_.rows)),
+                               b_.CreateICmpSLT(t, tokens_));
+      kb_.If(ok, [&] {
+        Value* fbase = b_.CreateMul(t, kb_.I32c(RB));
+        Value* g = kb_.Load(kb_.F32(), kb_.Gep(fin, b_.CreateShl(b_.CreateAdd(fbase, gate), kb_.I32c(2))), 4);
+        Value* u = kb_.Load(
+            kb_.F32(), kb_.Gep(fin, b_.CreateShl(b_.CreateAdd(fbase, b_.CreateAdd(gate, kb_.I32c(pg))), kb_.I32c(2))), 4);
+        Value* j = b_.CreateAdd(b_.CreateLShr(block_row0_, kb_.I32c(1)), jl);
+        Value* idx = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(t, kb_.I64()), kb_.I64c(spec_.rows / 2)),
+                                  b_.CreateZExt(j, kb_.I64()));
+        kb_.Store(b_.CreateFMul(Silu(g), u), kb_.Gep(out, b_.CreateShl(idx, kb_.I64c(2))), 4);
+      });
+    });
+    return;
+  }
+  kb_.For(tid_, kb_.I32c(int64_t{RB} * TT), kb_.I32c(NT), [&](Value* i) {
+    Value* t = b_.CreateUDiv(i, kb_.I32c(RB));
+    Value* r = b_.CreateURem(i, kb_.I32c(RB));
+    Value* row = b_.CreateAdd(block_row0_, r);
+    Value* ok = b_.CreateAnd(b_.CreateICmpSLT(row, kb_.I32c(spec_.rows)), b_.CreateICmpSLT(t, tokens_));
+    kb_.If(ok, [&] {
+      Value* v = kb_.Load(kb_.F32(), kb_.Gep(fin, b_.CreateShl(i, kb_.I32c(2))), 4);
+      Value* idx = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(t, kb_.I64()), kb_.I64c(spec_.rows)),
+                                b_.CreateZExt(row, kb_.I64()));
+      Value* ptr = kb_.Gep(out, b_.CreateShl(idx, kb_.I64c(2)));
+      if (spec_.epilogue == Epilogue::kStore) {
+        kb_.Store(v, ptr, 4);
+      } else if (plan_.k_split > 1) {
+        kb_.AtomicAddF32(ptr, v);
+      } else {
+        kb_.Store(b_.CreateFAdd(kb_.Load(kb_.F32(), ptr, 4), v), ptr, 4);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+absl::Status EmitMatVec(KernelBuilder& kb) { return MatVecEmitter(kb).Emit(); }
+
+}  // namespace kiln::codegen

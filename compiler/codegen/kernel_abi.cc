@@ -1,0 +1,586 @@
+#include "compiler/codegen/kernel_abi.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "compiler/codegen/kernel_plans.h"
+
+namespace kiln::codegen {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+absl::Status Bad(const KernelSpec& spec, std::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("kernel '", spec.name, "' (", FamilyName(spec.family), "): ", what));
+}
+
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || s.size() > 200) return false;
+  if (!absl::ascii_isalpha(s[0]) && s[0] != '_') return false;
+  for (char c : s)
+    if (!absl::ascii_isalnum(c) && c != '_') return false;
+  return true;
+}
+
+bool IsPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+absl::Status CheckThreads(const KernelSpec& spec, int threads, std::string_view which) {
+  if (threads < kWarp || threads > 1024 || threads % kWarp != 0)
+    return Bad(spec, absl::StrCat(which, ".threads = ", threads,
+                                  " must be a multiple of 32 in [32, 1024]"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckMatrix(const KernelSpec& spec) {
+  if (spec.rows <= 0 || spec.cols <= 0)
+    return Bad(spec, absl::StrCat("rows = ", spec.rows, ", cols = ", spec.cols, " must be positive"));
+  if (spec.rows > (int64_t{1} << 31) / 2 || spec.cols > (int64_t{1} << 24))
+    return Bad(spec, "rows or cols too large for 32-bit indexing");
+  FormatGeometry g = GetFormatGeometry(spec.weight);
+  int64_t unit = std::max<int64_t>(g.window, g.block_elems);
+  if (spec.cols % unit != 0)
+    return Bad(spec, absl::StrCat("cols = ", spec.cols, " is not a multiple of ", unit,
+                                  " (the ", WeightFormatName(spec.weight), " block/window size)"));
+  if (WeightRowBytes(spec.weight, spec.cols) * spec.rows >= (int64_t{1} << 40))
+    return Bad(spec, "weight matrix too large");
+  if (spec.prologue == Prologue::kRmsNorm && !(spec.eps >= 0.0f))
+    return Bad(spec, "eps must be >= 0");
+  if (spec.epilogue == Epilogue::kSiluMulPairs) {
+    if (spec.pair_group <= 0) return Bad(spec, "kSiluMulPairs needs pair_group > 0");
+    if (spec.rows % (2 * spec.pair_group) != 0)
+      return Bad(spec, absl::StrCat("rows = ", spec.rows, " is not a multiple of 2*pair_group = ",
+                                    2 * spec.pair_group));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateMatVec(const KernelSpec& spec) {
+  absl::Status s = CheckMatrix(spec);
+  if (!s.ok()) return s;
+  const MatVecSchedule& m = spec.matvec;
+  s = CheckThreads(spec, m.threads, "matvec");
+  if (!s.ok()) return s;
+  if (m.vector_bytes != 16) return Bad(spec, "matvec.vector_bytes must be 16");
+  if (m.rows_per_block < 1 || m.rows_per_block > 64)
+    return Bad(spec, "matvec.rows_per_block must be in [1, 64]");
+  if (m.row_groups < 1 || m.rows_per_block % m.row_groups != 0 ||
+      m.threads % (m.row_groups * kWarp) != 0)
+    return Bad(spec, absl::StrCat("matvec.row_groups = ", m.row_groups,
+                                  " must divide rows_per_block and threads/32"));
+  if (m.max_tokens < 1 || m.max_tokens > 16) return Bad(spec, "matvec.max_tokens must be in [1, 16]");
+  if (m.unroll < 1 || m.unroll > 8) return Bad(spec, "matvec.unroll must be in [1, 8]");
+  if ((m.rows_per_block / m.row_groups) * m.max_tokens > 64)
+    return Bad(spec, "matvec: rows per group x max_tokens > 64 accumulators per thread");
+  if (m.k_split < 1) return Bad(spec, "matvec.k_split must be >= 1");
+  FormatGeometry g = GetFormatGeometry(spec.weight);
+  int64_t pieces = spec.cols / g.piece_weights;
+  if (m.k_split > 1) {
+    if (spec.epilogue != Epilogue::kAddInPlace || spec.prologue != Prologue::kNone)
+      return Bad(spec, "matvec.k_split > 1 needs epilogue kAddInPlace and no prologue");
+    if (m.k_split > pieces) return Bad(spec, "matvec.k_split exceeds the pieces per row");
+    int64_t per_split = pieces / m.k_split;
+    if (pieces % m.k_split != 0 || per_split % g.pieces_per_block != 0)
+      return Bad(spec, "matvec.k_split must split the row into whole blocks");
+  }
+  if (spec.epilogue == Epilogue::kSiluMulPairs && m.rows_per_block % (2 * spec.pair_group) != 0)
+    return Bad(spec, absl::StrCat("matvec.rows_per_block = ", m.rows_per_block,
+                                  " is not a multiple of 2*pair_group"));
+  MatVecPlan p = PlanMatVec(spec);
+  if (p.shared_bytes > kMaxStaticShared)
+    return Bad(spec, absl::StrCat("needs ", p.shared_bytes,
+                                  " bytes of shared memory (> 48 KiB); lower rows_per_block or threads"));
+  return absl::OkStatus();
+}
+
+absl::Status ValidateGemm(const KernelSpec& spec) {
+  absl::Status s = CheckMatrix(spec);
+  if (!s.ok()) return s;
+  const GemmSchedule& g = spec.gemm;
+  s = CheckThreads(spec, g.threads, "gemm");
+  if (!s.ok()) return s;
+  FormatGeometry f = GetFormatGeometry(spec.weight);
+  if (g.tile_m < 16 || g.tile_m % 16 != 0 || g.tile_m > 256)
+    return Bad(spec, "gemm.tile_m must be a multiple of 16 in [16, 256]");
+  if (g.tile_n < 8 || g.tile_n % 8 != 0 || g.tile_n > 256)
+    return Bad(spec, "gemm.tile_n must be a multiple of 8 in [8, 256]");
+  if (g.tile_k < 16 || g.tile_k % 16 != 0 || g.tile_k % f.window != 0)
+    return Bad(spec, absl::StrCat("gemm.tile_k = ", g.tile_k, " must be a multiple of 16 and of ",
+                                  f.window, " (the ", WeightFormatName(spec.weight), " column window)"));
+  if (spec.cols % g.tile_k != 0)
+    return Bad(spec, absl::StrCat("cols = ", spec.cols, " is not a multiple of gemm.tile_k = ", g.tile_k));
+  if (g.stages < 1) return Bad(spec, "gemm.stages must be >= 1");
+  if (spec.epilogue == Epilogue::kSiluMulPairs && g.tile_m % (2 * spec.pair_group) != 0)
+    return Bad(spec, "gemm.tile_m is not a multiple of 2*pair_group");
+  GemmPlan p = PlanGemm(spec);
+  if (g.tensor_cores) {
+    if (p.warps_m == 0)
+      return Bad(spec, "gemm: the warps cannot tile tile_m x tile_n in 16x8 mma tiles");
+  } else if (p.micro_m == 0) {
+    return Bad(spec, "gemm: tile_m*tile_n must split into threads x 4 outputs (4 tokens per thread)");
+  }
+  if (p.shared_bytes > 227 * 1024)
+    return Bad(spec, absl::StrCat("gemm needs ", p.shared_bytes, " bytes of shared memory"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckHeads(const KernelSpec& spec) {
+  if (spec.n_head <= 0 || spec.n_head_kv <= 0 || spec.n_head % spec.n_head_kv != 0)
+    return Bad(spec, absl::StrCat("n_head = ", spec.n_head, ", n_head_kv = ", spec.n_head_kv,
+                                  ": need n_head a positive multiple of n_head_kv"));
+  if (spec.head_dim <= 0 || spec.head_dim % 32 != 0 || spec.head_dim > 512)
+    return Bad(spec, absl::StrCat("head_dim = ", spec.head_dim, " must be a multiple of 32 in [32, 512]"));
+  return absl::OkStatus();
+}
+
+absl::Status ValidateAttention(const KernelSpec& spec) {
+  absl::Status s = CheckHeads(spec);
+  if (!s.ok()) return s;
+  const AttentionSchedule& a = spec.attention;
+  s = CheckThreads(spec, a.threads, "attention");
+  if (!s.ok()) return s;
+  if (!(spec.attn_scale > 0.0f)) return Bad(spec, "attn_scale must be > 0");
+  if (spec.family == Family::kAttentionDecode) {
+    if (a.split_positions < 1 || a.split_positions > 4096)
+      return Bad(spec, "attention.split_positions must be in [1, 4096]");
+    if (a.max_splits < 1 || a.max_splits > 65535) return Bad(spec, "attention.max_splits must be in [1, 65535]");
+    if (spec.n_head / spec.n_head_kv > 16) return Bad(spec, "more than 16 query heads per KV head");
+    DecodePlan p = PlanAttentionDecode(spec);
+    if (a.threads % p.threads_per_row != 0)
+      return Bad(spec, "attention.threads must be a multiple of head_dim/4");
+    if (p.shared_bytes > kMaxStaticShared)
+      return Bad(spec, absl::StrCat("needs ", p.shared_bytes, " bytes of shared memory (> 48 KiB)"));
+  } else {
+    if (a.query_block < 1 || a.query_block > 1024) return Bad(spec, "attention.query_block must be in [1, 1024]");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+int Target::sm() const {
+  switch (arch) {
+    case GpuArch::kSm80: return 80;
+    case GpuArch::kSm86: return 86;
+    case GpuArch::kSm89: return 89;
+    case GpuArch::kSm90: return 90;
+  }
+  return 0;
+}
+
+std::string Target::Name() const { return absl::StrCat("sm_", sm()); }
+
+std::string Target::PtxFeature() const {
+  // The lowest PTX each SM allows, except sm_90 where ptxas needs 8.0 for
+  // the Hopper instructions (spec/nvptx-llvm19.md §0).
+  switch (arch) {
+    case GpuArch::kSm80: return "+ptx70";
+    case GpuArch::kSm86: return "+ptx71";
+    case GpuArch::kSm89: return "+ptx78";
+    case GpuArch::kSm90: return "+ptx80";
+  }
+  return "";
+}
+
+absl::StatusOr<Target> Target::FromName(std::string_view name) {
+  std::string n = absl::AsciiStrToLower(name);
+  if (absl::StartsWith(n, "sm_")) n = n.substr(3);
+  Target t;
+  if (n == "80") t.arch = GpuArch::kSm80;
+  else if (n == "86") t.arch = GpuArch::kSm86;
+  else if (n == "89") t.arch = GpuArch::kSm89;
+  else if (n == "90") t.arch = GpuArch::kSm90;
+  else
+    return absl::InvalidArgumentError(
+        absl::StrCat("unsupported GPU target '", name, "' (expected sm_80, sm_86, sm_89 or sm_90)"));
+  return t;
+}
+
+int64_t LaunchExpr::Eval(int64_t tokens, int64_t rows_arg) const {
+  int64_t num = constant + t * tokens + rows * rows_arg;
+  int64_t d = std::max<int64_t>(div, 1);
+  return (num + d - 1) / d;
+}
+
+std::string LaunchExpr::ToString() const {
+  std::string num;
+  auto add = [&](int64_t coef, const char* sym) {
+    if (coef == 0) return;
+    if (!num.empty()) absl::StrAppend(&num, "+");
+    if (coef == 1) absl::StrAppend(&num, sym);
+    else absl::StrAppend(&num, coef, "*", sym);
+  };
+  add(t, "T");
+  add(rows, "rows");
+  if (constant != 0 || num.empty()) {
+    if (!num.empty()) absl::StrAppend(&num, "+");
+    absl::StrAppend(&num, constant);
+  }
+  if (div <= 1) return num;
+  return absl::StrCat("ceil((", num, ")/", div, ")");
+}
+
+FormatGeometry GetFormatGeometry(WeightFormat format) {
+  FormatGeometry g;
+  switch (format) {
+    case WeightFormat::kF32:
+      g = {1, 4, 4, 4, 1, 1, false};
+      break;
+    case WeightFormat::kF16:
+    case WeightFormat::kBF16:
+      g = {1, 2, 8, 8, 1, 1, false};
+      break;
+    case WeightFormat::kQ8_0Planar:
+      g = {32, 32, 32, 32, 1, 1, false};
+      break;
+    case WeightFormat::kQ8_0:
+      g = {32, 34, 32, 32, 1, 1, true};
+      break;
+    case WeightFormat::kQ4_0:
+      g = {32, 18, 32, 32, 1, 1, true};
+      break;
+    case WeightFormat::kQ4_K:
+      g = {256, 144, 64, 64, 1, 4, false};
+      break;
+    case WeightFormat::kQ5_K:
+      g = {256, 176, 64, 64, 1, 4, false};
+      break;
+    case WeightFormat::kQ6_K:
+      g = {256, 210, 32, 128, 4, 8, true};
+      break;
+  }
+  return g;
+}
+
+int64_t WeightRowBytes(WeightFormat format, int64_t cols) {
+  FormatGeometry g = GetFormatGeometry(format);
+  return cols / g.block_elems * g.block_bytes;
+}
+
+const char* WeightFormatName(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::kF16: return "f16";
+    case WeightFormat::kBF16: return "bf16";
+    case WeightFormat::kF32: return "f32";
+    case WeightFormat::kQ8_0Planar: return "q8_0p";
+    case WeightFormat::kQ8_0: return "q8_0";
+    case WeightFormat::kQ4_0: return "q4_0";
+    case WeightFormat::kQ4_K: return "q4_k";
+    case WeightFormat::kQ5_K: return "q5_k";
+    case WeightFormat::kQ6_K: return "q6_k";
+  }
+  return "?";
+}
+
+const char* FamilyName(Family family) {
+  switch (family) {
+    case Family::kEmbed: return "embed";
+    case Family::kMatVec: return "matvec";
+    case Family::kGemm: return "gemm";
+    case Family::kQkNormRopeStore: return "qk_norm_rope_store";
+    case Family::kAttentionDecode: return "attention_decode";
+    case Family::kAttentionPrefill: return "attention_prefill";
+    case Family::kArgmax: return "argmax";
+    case Family::kPackQ8_0: return "pack_q8_0";
+    case Family::kCopyRows: return "copy_rows";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------
+// Plans.
+
+MatVecPlan PlanMatVec(const KernelSpec& spec) {
+  MatVecPlan p;
+  const MatVecSchedule& m = spec.matvec;
+  p.fmt = GetFormatGeometry(spec.weight);
+  p.threads = m.threads;
+  p.warps = m.threads / kWarp;
+  p.rows_per_block = m.rows_per_block;
+  p.row_groups = std::max(1, m.row_groups);
+  p.rows_per_group = m.rows_per_block / p.row_groups;
+  p.group_threads = m.threads / p.row_groups;
+  p.group_warps = p.group_threads / kWarp;
+  p.tokens = m.max_tokens;
+  p.unroll = m.unroll;
+  p.k_split = m.k_split;
+  p.pieces = spec.cols / p.fmt.piece_weights;
+  p.rms = spec.prologue == Prologue::kRmsNorm;
+  p.red_values = p.rows_per_group * p.tokens + (p.rms ? p.tokens : 0);
+  p.red_offset = 0;
+  p.red_bytes = int64_t{4} * p.warps * p.red_values;
+  p.fin_offset = (p.red_offset + p.red_bytes + 15) / 16 * 16;
+  int64_t off = p.fin_offset + (int64_t{4} * p.rows_per_block * p.tokens + 15) / 16 * 16;
+  if (p.fmt.staged) {
+    // A warp stages the bytes of 32 consecutive pieces of each of its rows;
+    // the span starts anywhere 2-byte aligned, so it covers one extra window.
+    int64_t span = int64_t{kWarp} * p.fmt.block_bytes / p.fmt.pieces_per_block;
+    p.stage_windows = static_cast<int>((span + 14 + 15) / 16);
+    p.stage_offset = off;
+    p.stage_bytes = int64_t{16} * p.stage_windows * p.warps * p.rows_per_group;
+    off += p.stage_bytes;
+  }
+  p.shared_bytes = off;
+  return p;
+}
+
+GemmPlan PlanGemm(const KernelSpec& spec) {
+  GemmPlan p;
+  const GemmSchedule& g = spec.gemm;
+  p.fmt = GetFormatGeometry(spec.weight);
+  p.threads = g.threads;
+  p.warps = g.threads / kWarp;
+  p.tile_m = g.tile_m;
+  p.tile_n = g.tile_n;
+  p.tile_k = g.tile_k;
+  p.tensor_cores = g.tensor_cores;
+  p.rms = spec.prologue == Prologue::kRmsNorm;
+  p.k_tiles = g.tile_k > 0 ? spec.cols / g.tile_k : 0;
+  p.pieces_per_tile_row = g.tile_k / p.fmt.window * p.fmt.pieces_per_window;
+  if (p.tensor_cores) {
+    p.elem_bytes = 2;
+    // The first warps_m (a power of two dividing the warps) that leaves each
+    // warp a tile of whole 16x8 fragments, preferring square warp tiles.
+    for (int wm = 1; wm <= p.warps; wm *= 2) {
+      if (p.warps % wm != 0) continue;
+      int wn = p.warps / wm;
+      if (g.tile_m % (wm * 16) != 0 || g.tile_n % (wn * 8) != 0) continue;
+      int mt = g.tile_m / wm, nt = g.tile_n / wn;
+      if (p.warps_m == 0 || std::abs(mt - nt) < std::abs(p.tile_m / p.warps_m - p.tile_n / p.warps_n)) {
+        p.warps_m = wm;
+        p.warps_n = wn;
+      }
+    }
+    if (p.warps_m != 0) {
+      p.m_frags = g.tile_m / p.warps_m / 16;
+      p.n_frags = g.tile_n / p.warps_n / 8;
+    }
+    // Rows padded by 16 bytes: fragment loads of 8 rows x 4 columns hit 32
+    // different banks.
+    p.a_stride = g.tile_k + 8;
+    p.b_stride = g.tile_k + 8;
+  } else {
+    p.elem_bytes = 4;
+    p.micro_n = 4;
+    int64_t outputs = int64_t{g.tile_m} * g.tile_n;
+    if (g.tile_n % p.micro_n == 0 && outputs % (int64_t{p.threads} * p.micro_n) == 0) {
+      p.micro_m = static_cast<int>(outputs / p.threads / p.micro_n);
+      p.threads_m = g.tile_m / std::max(1, p.micro_m);
+      if (p.micro_m == 0 || g.tile_m % p.micro_m != 0 ||
+          p.threads_m * (g.tile_n / p.micro_n) != p.threads)
+        p.micro_m = 0;
+    }
+    p.a_stride = g.tile_k + 4;
+    p.b_stride = g.tile_k + 4;
+  }
+  p.c_stride = g.tile_m + 4;
+  p.a_offset = 0;
+  p.b_offset = (int64_t{g.tile_m} * p.a_stride * p.elem_bytes + 15) / 16 * 16;
+  int64_t ab_end = p.b_offset + (int64_t{g.tile_n} * p.b_stride * p.elem_bytes + 15) / 16 * 16;
+  p.c_offset = 0;  // the C tile reuses the A/B space after the k loop
+  int64_t c_end = int64_t{g.tile_n} * p.c_stride * 4;
+  p.r_offset = (std::max(ab_end, c_end) + 15) / 16 * 16;
+  p.shared_bytes = p.r_offset + int64_t{4} * g.tile_n;
+  return p;
+}
+
+DecodePlan PlanAttentionDecode(const KernelSpec& spec) {
+  DecodePlan p;
+  const AttentionSchedule& a = spec.attention;
+  p.threads = a.threads;
+  p.warps = a.threads / kWarp;
+  p.group = static_cast<int>(spec.n_head / std::max<int64_t>(1, spec.n_head_kv));
+  p.group_pad = (p.group + 3) / 4 * 4;
+  p.head_dim = static_cast<int>(spec.head_dim);
+  p.split = a.split_positions;
+  p.max_splits = a.max_splits;
+  p.elem_bytes = spec.kv_f16 ? 2 : 4;
+  p.dims_per_thread = 4;
+  p.threads_per_row = std::max(1, p.head_dim / p.dims_per_thread);
+  p.row_lanes = std::max(1, p.threads / p.threads_per_row);
+  p.record = p.head_dim + 2;
+  int64_t off = 0;
+  p.q_offset = off;
+  off += int64_t{4} * p.group * p.head_dim;
+  p.score_offset = off;
+  off += int64_t{4} * p.split * p.group_pad;
+  p.red_offset = off;
+  off += int64_t{4} * std::max<int64_t>(int64_t{p.row_lanes} * p.group * p.head_dim,
+                                        int64_t{p.warps} * p.group);
+  p.stat_offset = off;
+  off += int64_t{4} * 2 * p.group_pad;
+  p.flag_offset = off;
+  off += 16;
+  p.shared_bytes = off;
+  return p;
+}
+
+// ---------------------------------------------------------------------------
+
+absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
+  if (!IsIdentifier(spec.name))
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel name '", spec.name, "' is not a C identifier"));
+  switch (spec.family) {
+    case Family::kMatVec:
+      return ValidateMatVec(spec);
+    case Family::kGemm:
+      return ValidateGemm(spec);
+    case Family::kEmbed: {
+      if (spec.weight == WeightFormat::kQ8_0Planar)
+        return Bad(spec, "embedding tables are read as stored: use kQ8_0, not kQ8_0Planar");
+      if (spec.rows <= 0) return Bad(spec, "rows (vocabulary size) must be positive");
+      absl::Status s = CheckMatrix(spec);
+      if (!s.ok()) return s;
+      return CheckThreads(spec, spec.elementwise.threads, "elementwise");
+    }
+    case Family::kQkNormRopeStore: {
+      absl::Status s = CheckHeads(spec);
+      if (!s.ok()) return s;
+      if (!(spec.rope_base > 1.0f)) return Bad(spec, "rope_base must be > 1");
+      if (!(spec.eps >= 0.0f)) return Bad(spec, "eps must be >= 0");
+      return CheckThreads(spec, spec.elementwise.threads, "elementwise");
+    }
+    case Family::kAttentionDecode:
+    case Family::kAttentionPrefill:
+      return ValidateAttention(spec);
+    case Family::kArgmax:
+      if (spec.rows <= 0) return Bad(spec, "rows must be positive");
+      return CheckThreads(spec, spec.elementwise.threads, "elementwise");
+    case Family::kPackQ8_0:
+      if (spec.cols <= 0 || spec.cols % 32 != 0)
+        return Bad(spec, absl::StrCat("cols = ", spec.cols, " is not a positive multiple of 32"));
+      return CheckThreads(spec, spec.elementwise.threads, "elementwise");
+    case Family::kCopyRows:
+      if (spec.row_bytes <= 0 || spec.row_bytes > (int64_t{1} << 30))
+        return Bad(spec, absl::StrCat("row_bytes = ", spec.row_bytes, " must be positive"));
+      return CheckThreads(spec, spec.elementwise.threads, "elementwise");
+  }
+  return Bad(spec, "unknown family");
+}
+
+absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& target) {
+  absl::Status s = ValidateKernelSpec(spec, target);
+  if (!s.ok()) return s;
+  KernelAbi abi;
+  auto ptr = [&](const char* name) { abi.params.push_back({name, ParamType::kPointer, 0, 8}); };
+  auto i32 = [&](const char* name) { abi.params.push_back({name, ParamType::kI32, 0, 4}); };
+  auto constant = [](int64_t v) { LaunchExpr e; e.constant = v; return e; };
+  auto ceil_t = [](int64_t d) { LaunchExpr e; e.t = 1; e.div = d; return e; };
+  LaunchExpr rows_arg;
+  rows_arg.rows = 1;
+  switch (spec.family) {
+    case Family::kMatVec:
+    case Family::kGemm: {
+      ptr("w");
+      ptr("w_scales");
+      ptr("x");
+      ptr("norm_w");
+      ptr("out");
+      i32("T");
+      if (spec.family == Family::kMatVec) {
+        MatVecPlan p = PlanMatVec(spec);
+        abi.block = {p.threads, 1, 1};
+        abi.grid = {constant(CeilDiv(spec.rows, p.rows_per_block)), constant(p.k_split), constant(1)};
+        abi.static_shared_bytes = p.shared_bytes;
+        abi.max_tokens = p.tokens;
+      } else {
+        GemmPlan p = PlanGemm(spec);
+        abi.block = {p.threads, 1, 1};
+        abi.grid = {constant(CeilDiv(spec.rows, p.tile_m)), ceil_t(p.tile_n), constant(1)};
+        abi.dynamic_shared_bytes = p.shared_bytes;
+        abi.max_tokens = 1 << 30;
+      }
+      break;
+    }
+    case Family::kEmbed:
+      ptr("table");
+      ptr("tokens");
+      ptr("out");
+      i32("T");
+      abi.block = {spec.elementwise.threads, 1, 1};
+      abi.grid = {ceil_t(1), constant(1), constant(1)};
+      abi.max_tokens = 1 << 30;
+      break;
+    case Family::kQkNormRopeStore:
+      ptr("qkv");
+      ptr("q_norm");
+      ptr("k_norm");
+      ptr("pos");
+      ptr("k_cache");
+      ptr("v_cache");
+      ptr("q_out");
+      i32("T");
+      abi.block = {spec.elementwise.threads, 1, 1};
+      abi.grid = {ceil_t(1), constant(spec.n_head + spec.n_head_kv), constant(1)};
+      abi.static_shared_bytes = 4 * (spec.elementwise.threads / kWarp) + 16;
+      abi.max_tokens = 1 << 30;
+      break;
+    case Family::kAttentionDecode: {
+      ptr("q");
+      ptr("k_cache");
+      ptr("v_cache");
+      ptr("pos");
+      ptr("out");
+      ptr("partial");
+      ptr("counter");
+      DecodePlan p = PlanAttentionDecode(spec);
+      abi.block = {p.threads, 1, 1};
+      abi.grid = {constant(spec.n_head_kv), constant(p.max_splits), constant(1)};
+      abi.static_shared_bytes = p.shared_bytes;
+      break;
+    }
+    case Family::kAttentionPrefill:
+      ptr("q");
+      ptr("k_cache");
+      ptr("v_cache");
+      ptr("pos");
+      ptr("out");
+      i32("T");
+      abi.block = {spec.attention.threads, 1, 1};
+      abi.grid = {ceil_t(spec.attention.query_block), constant(spec.n_head), constant(1)};
+      abi.max_tokens = 1 << 30;
+      break;
+    case Family::kArgmax:
+      ptr("logits");
+      ptr("out");
+      i32("cols");
+      abi.block = {spec.elementwise.threads, 1, 1};
+      abi.grid = {constant(spec.rows), constant(1), constant(1)};
+      abi.static_shared_bytes = 8 * (spec.elementwise.threads / kWarp);
+      break;
+    case Family::kPackQ8_0:
+      ptr("src");
+      ptr("qs");
+      ptr("d");
+      i32("rows");
+      abi.block = {spec.elementwise.threads, 1, 1};
+      abi.grid = {rows_arg, constant(1), constant(1)};
+      break;
+    case Family::kCopyRows:
+      ptr("src");
+      ptr("dst");
+      i32("rows");
+      i32("dst_row0");
+      i32("group_rows");
+      i32("group_stride");
+      abi.block = {spec.elementwise.threads, 1, 1};
+      abi.grid = {rows_arg, constant(1), constant(1)};
+      break;
+  }
+  int offset = 0;
+  for (KernelParam& p : abi.params) {
+    offset = (offset + p.size - 1) / p.size * p.size;
+    p.offset = offset;
+    offset += p.size;
+  }
+  return abi;
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,94 @@
+// What each kernel family takes and how it is launched (parameters, block,
+// grid, shared memory), spec validation, and the weight-format geometry the
+// emitters and the reference kernels share. LLVM-free: the bundle writer and
+// tests include it. The table of families is in docs/codegen.md.
+#ifndef KILN_COMPILER_CODEGEN_KERNEL_ABI_H_
+#define KILN_COMPILER_CODEGEN_KERNEL_ABI_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "compiler/codegen/kernel_spec.h"
+
+namespace kiln::codegen {
+
+enum class GpuArch { kSm80, kSm86, kSm89, kSm90 };
+
+struct Target {
+  GpuArch arch = GpuArch::kSm90;
+
+  int sm() const;                    // 80, 86, 89, 90
+  std::string Name() const;          // "sm_90"
+  std::string PtxFeature() const;    // "+ptx70" ... "+ptx80"
+  // griddepcontrol (programmatic dependent launch) exists from sm_90 on.
+  bool HasGridDependencyControl() const { return arch == GpuArch::kSm90; }
+  // "sm_80", "sm_86", "sm_89", "sm_90" (also "80", "90", ...).
+  static absl::StatusOr<Target> FromName(std::string_view name);
+};
+
+enum class ParamType { kPointer, kI32 };
+
+// One kernel parameter as the driver sees it (cuLaunchKernel's kernelParams
+// order; offsets in the packed parameter buffer).
+struct KernelParam {
+  std::string name;
+  ParamType type = ParamType::kPointer;
+  int offset = 0;  // bytes
+  int size = 8;    // 8 for pointers, 4 for i32
+};
+
+// A grid dimension: ceil((constant + t*T + rows*R) / div), where T is the
+// token count passed to the kernel and R the value of its `rows` argument.
+struct LaunchExpr {
+  int64_t constant = 0;
+  int64_t t = 0;
+  int64_t rows = 0;
+  int64_t div = 1;
+
+  int64_t Eval(int64_t tokens, int64_t rows_arg = 0) const;
+  std::string ToString() const;  // "ceil(T/64)", "32", "rows"
+};
+
+struct KernelAbi {
+  std::vector<KernelParam> params;
+  std::array<int, 3> block = {1, 1, 1};
+  std::array<LaunchExpr, 3> grid;
+  int64_t static_shared_bytes = 0;   // declared inside the kernel
+  int64_t dynamic_shared_bytes = 0;  // to pass at launch (> 48 KiB needs the opt-in attribute)
+  int max_tokens = 0;                // largest T the kernel accepts (0: no T parameter)
+};
+
+// How the emitters see a weight format. A "piece" is what one thread decodes
+// per step: `piece_weights` weights from a window of `window` consecutive
+// columns that `pieces_per_window` pieces cover exactly.
+struct FormatGeometry {
+  int block_elems = 1;        // weights per quantization block (1 for float formats)
+  int block_bytes = 4;        // bytes per block in the layout the kernel reads
+  int piece_weights = 4;
+  int window = 4;
+  int pieces_per_window = 1;
+  int pieces_per_block = 1;   // pieces per quantization block (per super-block for K-quants)
+  bool staged = false;        // blocks only 2-byte aligned: staged through shared memory
+};
+
+FormatGeometry GetFormatGeometry(WeightFormat format);
+// Bytes of one row of `cols` weights (the int8 plane for kQ8_0Planar).
+int64_t WeightRowBytes(WeightFormat format, int64_t cols);
+const char* WeightFormatName(WeightFormat format);  // "q4_k"
+const char* FamilyName(Family family);              // "matvec"
+
+// Checks everything an emitter relies on. Errors are InvalidArgument and
+// name the kernel.
+absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target);
+
+// The kernel's ABI (validates first).
+absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& target);
+
+}  // namespace kiln::codegen
+
+#endif  // KILN_COMPILER_CODEGEN_KERNEL_ABI_H_

@@ -1,0 +1,300 @@
+#include "compiler/codegen/kernel_builder.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/Metadata.h"
+
+namespace kiln::codegen {
+
+using llvm::Value;
+
+KernelBuilder::KernelBuilder(llvm::Module& module, const KernelSpec& spec, const KernelAbi& abi,
+                             const Target& target)
+    : module_(module), ctx_(module.getContext()), spec_(spec), abi_(abi), target_(target), b_(ctx_) {
+  std::vector<llvm::Type*> types;
+  for (const KernelParam& p : abi.params)
+    types.push_back(p.type == ParamType::kPointer ? static_cast<llvm::Type*>(b_.getPtrTy(1))
+                                                  : static_cast<llvm::Type*>(b_.getInt32Ty()));
+  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), types, false);
+  fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, spec.name, module);
+  fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  for (size_t i = 0; i < abi.params.size(); ++i) {
+    llvm::Argument* arg = fn_->getArg(static_cast<unsigned>(i));
+    arg->setName(abi.params[i].name);
+    if (abi.params[i].type == ParamType::kPointer) arg->addAttr(llvm::Attribute::NoAlias);
+  }
+  // Launch bounds: .maxntid (spec/nvptx-llvm19.md §1).
+  llvm::NamedMDNode* ann = module.getOrInsertNamedMetadata("nvvm.annotations");
+  ann->addOperand(llvm::MDNode::get(
+      ctx_, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx_, "maxntidx"),
+             llvm::ConstantAsMetadata::get(b_.getInt32(abi.block[0] * abi.block[1] * abi.block[2]))}));
+  entry_ = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+  b_.SetInsertPoint(entry_);
+  invariant_ = llvm::MDNode::get(ctx_, {});
+}
+
+void KernelBuilder::Finish() { b_.CreateRetVoid(); }
+
+Value* KernelBuilder::Param(const std::string& name) {
+  for (size_t i = 0; i < abi_.params.size(); ++i)
+    if (abi_.params[i].name == name) return fn_->getArg(static_cast<unsigned>(i));
+  return nullptr;  // emitters only ask for names of their own ABI
+}
+
+Value* KernelBuilder::F32c(float v) { return llvm::ConstantFP::get(F32(), v); }
+
+Value* KernelBuilder::Tid() {
+  return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
+}
+
+Value* KernelBuilder::Ctaid(int dim) {
+  llvm::Intrinsic::ID id = dim == 0   ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x
+                           : dim == 1 ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y
+                                      : llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z;
+  return b_.CreateIntrinsic(id, {}, {});
+}
+
+Value* KernelBuilder::Lane() { return b_.CreateAnd(Tid(), I32c(31)); }
+Value* KernelBuilder::Warp() { return b_.CreateLShr(Tid(), I32c(5)); }
+
+void KernelBuilder::For(Value* begin, Value* end, Value* step, const std::function<void(Value*)>& body) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+  llvm::BasicBlock* loop_body = llvm::BasicBlock::Create(ctx_, "body", fn_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "after", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* iv = b_.CreatePHI(I32(), 2, "i");
+  iv->addIncoming(begin, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(iv, end), loop_body, exit);
+  b_.SetInsertPoint(loop_body);
+  body(iv);
+  Value* next = b_.CreateAdd(iv, step, "", /*HasNUW=*/false, /*HasNSW=*/true);
+  iv->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+}
+
+void KernelBuilder::If(Value* cond, const std::function<void()>& then_fn) {
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "then", fn_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+  b_.CreateCondBr(cond, then_bb, exit);
+  b_.SetInsertPoint(then_bb);
+  then_fn();
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(exit);
+}
+
+void KernelBuilder::IfElse(Value* cond, const std::function<void()>& then_fn,
+                           const std::function<void()>& else_fn) {
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "then", fn_);
+  llvm::BasicBlock* else_bb = llvm::BasicBlock::Create(ctx_, "else", fn_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  b_.SetInsertPoint(then_bb);
+  then_fn();
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(else_bb);
+  else_fn();
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(exit);
+}
+
+Value* KernelBuilder::Var(llvm::Type* type, Value* init, const char* name) {
+  llvm::IRBuilder<> tmp(entry_, entry_->begin());
+  llvm::AllocaInst* a = tmp.CreateAlloca(type, nullptr, name);
+  b_.CreateStore(init, a);
+  return a;
+}
+
+Value* KernelBuilder::Get(Value* var) {
+  return b_.CreateLoad(llvm::cast<llvm::AllocaInst>(var)->getAllocatedType(), var);
+}
+
+void KernelBuilder::Set(Value* var, Value* value) { b_.CreateStore(value, var); }
+
+Value* KernelBuilder::Gep(Value* ptr, Value* offset) { return b_.CreateGEP(I8(), ptr, offset); }
+
+Value* KernelBuilder::LoadNc(llvm::Type* type, Value* ptr, unsigned align) {
+  llvm::LoadInst* l = b_.CreateAlignedLoad(type, ptr, llvm::Align(align));
+  l->setMetadata(llvm::LLVMContext::MD_invariant_load, invariant_);
+  return l;
+}
+
+Value* KernelBuilder::Load(llvm::Type* type, Value* ptr, unsigned align) {
+  return b_.CreateAlignedLoad(type, ptr, llvm::Align(align));
+}
+
+Value* KernelBuilder::LoadVolatile(llvm::Type* type, Value* ptr, unsigned align) {
+  return b_.CreateAlignedLoad(type, ptr, llvm::Align(align), /*isVolatile=*/true);
+}
+
+void KernelBuilder::Store(Value* value, Value* ptr, unsigned align) {
+  b_.CreateAlignedStore(value, ptr, llvm::Align(align));
+}
+
+void KernelBuilder::StoreVolatile(Value* value, Value* ptr, unsigned align) {
+  b_.CreateAlignedStore(value, ptr, llvm::Align(align), /*isVolatile=*/true);
+}
+
+std::vector<Value*> KernelBuilder::LoadNc4xI32(Value* ptr) {
+  Value* v = LoadNc(llvm::FixedVectorType::get(I32(), 4), ptr, 16);
+  std::vector<Value*> out;
+  for (int i = 0; i < 4; ++i) out.push_back(b_.CreateExtractElement(v, uint64_t(i)));
+  return out;
+}
+
+std::vector<Value*> KernelBuilder::LoadNc4xF32(Value* ptr) {
+  Value* v = LoadNc(llvm::FixedVectorType::get(F32(), 4), ptr, 16);
+  std::vector<Value*> out;
+  for (int i = 0; i < 4; ++i) out.push_back(b_.CreateExtractElement(v, uint64_t(i)));
+  return out;
+}
+
+std::vector<Value*> KernelBuilder::Load4xF32(Value* ptr) {
+  Value* v = Load(llvm::FixedVectorType::get(F32(), 4), ptr, 16);
+  std::vector<Value*> out;
+  for (int i = 0; i < 4; ++i) out.push_back(b_.CreateExtractElement(v, uint64_t(i)));
+  return out;
+}
+
+void KernelBuilder::Store4xF32(Value* ptr, const std::vector<Value*>& v) {
+  Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(F32(), 4));
+  for (int i = 0; i < 4; ++i) vec = b_.CreateInsertElement(vec, v[i], uint64_t(i));
+  Store(vec, ptr, 16);
+}
+
+Value* KernelBuilder::StaticShared(int64_t bytes) {
+  auto* ty = llvm::ArrayType::get(I8(), static_cast<uint64_t>(bytes));
+  auto* gv = new llvm::GlobalVariable(module_, ty, false, llvm::GlobalValue::InternalLinkage,
+                                      llvm::UndefValue::get(ty),
+                                      absl::StrCat(spec_.name, "_smem", shared_count_++), nullptr,
+                                      llvm::GlobalValue::NotThreadLocal, 3);
+  gv->setAlignment(llvm::Align(16));
+  return gv;
+}
+
+Value* KernelBuilder::DynamicShared() {
+  if (dynamic_shared_ != nullptr) return dynamic_shared_;
+  auto* ty = llvm::ArrayType::get(I8(), 0);
+  auto* gv = new llvm::GlobalVariable(module_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr,
+                                      absl::StrCat(spec_.name, "_dsmem"), nullptr,
+                                      llvm::GlobalValue::NotThreadLocal, 3);
+  gv->setAlignment(llvm::Align(16));
+  dynamic_shared_ = gv;
+  return gv;
+}
+
+Value* KernelBuilder::ShflXor(Value* v, int lane_mask) {
+  bool is_float = v->getType()->isFloatTy();
+  return b_.CreateIntrinsic(is_float ? llvm::Intrinsic::nvvm_shfl_sync_bfly_f32
+                                     : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32,
+                            {}, {I32c(-1), v, I32c(lane_mask), I32c(31)});
+}
+
+Value* KernelBuilder::ShflIdx(Value* v, Value* lane) {
+  bool is_float = v->getType()->isFloatTy();
+  return b_.CreateIntrinsic(is_float ? llvm::Intrinsic::nvvm_shfl_sync_idx_f32
+                                     : llvm::Intrinsic::nvvm_shfl_sync_idx_i32,
+                            {}, {I32c(-1), v, lane, I32c(31)});
+}
+
+Value* KernelBuilder::WarpSum(Value* v) {
+  for (int m = 16; m >= 1; m /= 2) v = b_.CreateFAdd(v, ShflXor(v, m));
+  return v;
+}
+
+Value* KernelBuilder::WarpMax(Value* v) {
+  for (int m = 16; m >= 1; m /= 2) v = Max(v, ShflXor(v, m));
+  return v;
+}
+
+void KernelBuilder::Barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+void KernelBuilder::SyncWarp() {
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {I32c(-1)});
+}
+
+Value* KernelBuilder::Fma(Value* a, Value* b, Value* c) {
+  return b_.CreateIntrinsic(llvm::Intrinsic::fma, {F32()}, {a, b, c});
+}
+
+Value* KernelBuilder::Ex2(Value* x) {
+  return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {x});
+}
+
+Value* KernelBuilder::Sqrt(Value* x) { return b_.CreateIntrinsic(llvm::Intrinsic::sqrt, {F32()}, {x}); }
+
+Value* KernelBuilder::Max(Value* a, Value* b) {
+  return b_.CreateIntrinsic(llvm::Intrinsic::maxnum, {F32()}, {a, b});
+}
+
+Value* KernelBuilder::HalfToFloat(Value* bits16) {
+  return b_.CreateFPExt(b_.CreateBitCast(bits16, F16()), F32());
+}
+
+Value* KernelBuilder::FloatToHalf(Value* f) { return b_.CreateBitCast(b_.CreateFPTrunc(f, F16()), I16()); }
+
+Value* KernelBuilder::Bf16ToFloat(Value* bits16) {
+  return AsFloat(b_.CreateShl(b_.CreateZExt(bits16, I32()), I32c(16)));
+}
+
+Value* KernelBuilder::SmallUIntToFloat(Value* v) {
+  return b_.CreateFSub(AsFloat(b_.CreateOr(v, I32c(0x4B000000))), F32c(8388608.0f));
+}
+
+Value* KernelBuilder::Prmt(Value* a, Value* b, uint32_t selector) { return Prmt(a, b, I32c(selector)); }
+
+Value* KernelBuilder::Prmt(Value* a, Value* b, Value* selector) {
+  return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_prmt, {}, {a, b, selector});
+}
+
+Value* KernelBuilder::Lop3(Value* a, Value* b, Value* c, int lut) {
+  // No lop3 intrinsic in LLVM 19 and llc never forms it (spec §4).
+  auto* fty = llvm::FunctionType::get(I32(), {I32(), I32(), I32()}, false);
+  auto* asm_fn = llvm::InlineAsm::get(fty, absl::StrFormat("lop3.b32 $0, $1, $2, $3, 0x%02X;", lut),
+                                      "=r,r,r,r", /*hasSideEffects=*/false);
+  return b_.CreateCall(fty, asm_fn, {a, b, c});
+}
+
+Value* KernelBuilder::AndOr(Value* a, uint32_t mask, Value* c) {
+  // LUT of (a & b) | c with a = 0xF0, b = 0xCC, c = 0xAA.
+  return Lop3(a, I32c(mask), c, (0xF0 & 0xCC) | 0xAA);
+}
+
+void KernelBuilder::AsmVoid(const std::string& text) {
+  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {}, false);
+  auto* asm_fn = llvm::InlineAsm::get(fty, text, "~{memory}", /*hasSideEffects=*/true);
+  b_.CreateCall(fty, asm_fn, {});
+}
+
+bool KernelBuilder::UsesGridDependency() const {
+  return spec_.programmatic_launch && target_.HasGridDependencyControl();
+}
+
+void KernelBuilder::GridDependencyWait() {
+  if (UsesGridDependency()) AsmVoid("griddepcontrol.wait;");
+}
+
+void KernelBuilder::GridDependencyLaunchDependents() {
+  if (UsesGridDependency()) AsmVoid("griddepcontrol.launch_dependents;");
+}
+
+void KernelBuilder::MembarGl() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {}); }
+
+Value* KernelBuilder::AtomicAddU32(Value* ptr, Value* v) {
+  return b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, ptr, v, llvm::MaybeAlign(4),
+                            llvm::AtomicOrdering::Monotonic);
+}
+
+void KernelBuilder::AtomicAddF32(Value* ptr, Value* v) {
+  b_.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, ptr, v, llvm::MaybeAlign(4),
+                     llvm::AtomicOrdering::Monotonic);
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,144 @@
+// KernelBuilder: an llvm::IRBuilder wrapper that knows the NVPTX idioms the
+// emitters share (special registers, loops, warp shuffles, barriers,
+// read-only 16-byte loads, inline PTX for what LLVM 19 cannot select).
+// Internal to compiler/codegen: included only by its .cc files, so LLVM
+// headers never leak into headers other folders include.
+#ifndef KILN_COMPILER_CODEGEN_KERNEL_BUILDER_H_
+#define KILN_COMPILER_CODEGEN_KERNEL_BUILDER_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/kernel_abi.h"
+#include "compiler/codegen/kernel_spec.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+namespace kiln::codegen {
+
+class KernelBuilder {
+ public:
+  // Creates `spec.name` as a ptx_kernel in `module` with the parameters of
+  // `abi` (pointers are `ptr addrspace(1) noalias`; the ABI says they never
+  // overlap) and a `.maxntid` of the block size.
+  KernelBuilder(llvm::Module& module, const KernelSpec& spec, const KernelAbi& abi, const Target& target);
+
+  llvm::IRBuilder<>& b() { return b_; }
+  llvm::LLVMContext& ctx() { return ctx_; }
+  llvm::Module& module() { return module_; }
+  llvm::Function* function() { return fn_; }
+  const KernelSpec& spec() const { return spec_; }
+  const Target& target() const { return target_; }
+  // Ends the kernel (ret void) at the current insertion point.
+  void Finish();
+
+  // Parameters by ABI name.
+  llvm::Value* Param(const std::string& name);
+
+  // Types and constants.
+  llvm::Type* I8() { return b_.getInt8Ty(); }
+  llvm::Type* I16() { return b_.getInt16Ty(); }
+  llvm::Type* I32() { return b_.getInt32Ty(); }
+  llvm::Type* I64() { return b_.getInt64Ty(); }
+  llvm::Type* F32() { return b_.getFloatTy(); }
+  llvm::Type* F16() { return b_.getHalfTy(); }
+  llvm::Type* Global() { return b_.getPtrTy(1); }
+  llvm::Type* Shared() { return b_.getPtrTy(3); }
+  llvm::Value* I32c(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
+  llvm::Value* I64c(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
+  llvm::Value* F32c(float v);
+
+  // Special registers (i32).
+  llvm::Value* Tid();
+  llvm::Value* Ctaid(int dim);
+  llvm::Value* Lane();  // tid & 31
+  llvm::Value* Warp();  // tid >> 5
+
+  // Control flow. Loop counters are i32 and compared signed.
+  void For(llvm::Value* begin, llvm::Value* end, llvm::Value* step,
+           const std::function<void(llvm::Value*)>& body);
+  void If(llvm::Value* cond, const std::function<void()>& then_fn);
+  void IfElse(llvm::Value* cond, const std::function<void()>& then_fn,
+              const std::function<void()>& else_fn);
+
+  // Mutable scalars: entry-block allocas that SROA turns into registers.
+  llvm::Value* Var(llvm::Type* type, llvm::Value* init, const char* name = "v");
+  llvm::Value* Get(llvm::Value* var);
+  void Set(llvm::Value* var, llvm::Value* value);
+
+  // Memory. `offset` is a byte offset (i32 or i64).
+  llvm::Value* Gep(llvm::Value* ptr, llvm::Value* offset);
+  llvm::Value* Gep(llvm::Value* ptr, int64_t offset) { return Gep(ptr, I64c(offset)); }
+  // A load through the read-only path (ld.global.nc): !invariant.load.
+  llvm::Value* LoadNc(llvm::Type* type, llvm::Value* ptr, unsigned align);
+  llvm::Value* Load(llvm::Type* type, llvm::Value* ptr, unsigned align);
+  llvm::Value* LoadVolatile(llvm::Type* type, llvm::Value* ptr, unsigned align);
+  void Store(llvm::Value* value, llvm::Value* ptr, unsigned align);
+  void StoreVolatile(llvm::Value* value, llvm::Value* ptr, unsigned align);
+  // 16 read-only bytes as 4 x i32.
+  std::vector<llvm::Value*> LoadNc4xI32(llvm::Value* ptr);
+  // 4 consecutive floats (16-byte aligned) as 4 scalars.
+  std::vector<llvm::Value*> LoadNc4xF32(llvm::Value* ptr);
+  std::vector<llvm::Value*> Load4xF32(llvm::Value* ptr);
+  void Store4xF32(llvm::Value* ptr, const std::vector<llvm::Value*>& v);
+
+  // Shared memory: a per-kernel static array (aligned 16) or the dynamic one.
+  llvm::Value* StaticShared(int64_t bytes);
+  llvm::Value* DynamicShared();
+
+  // Warp and block collectives.
+  llvm::Value* ShflXor(llvm::Value* v, int lane_mask);   // f32 or i32
+  llvm::Value* ShflIdx(llvm::Value* v, llvm::Value* lane);
+  llvm::Value* WarpSum(llvm::Value* v);                  // butterfly: every lane gets the sum
+  llvm::Value* WarpMax(llvm::Value* v);
+  void Barrier();
+  void SyncWarp();
+
+  // Arithmetic.
+  llvm::Value* Fma(llvm::Value* a, llvm::Value* b, llvm::Value* c);
+  llvm::Value* Ex2(llvm::Value* x);          // ex2.approx.ftz.f32
+  llvm::Value* Sqrt(llvm::Value* x);         // sqrt.rn.f32
+  llvm::Value* Max(llvm::Value* a, llvm::Value* b);  // max.f32 (NaN-ignoring)
+  llvm::Value* HalfToFloat(llvm::Value* bits16);     // i16 -> f32, exact
+  llvm::Value* FloatToHalf(llvm::Value* f);          // f32 -> i16, round to nearest even
+  llvm::Value* Bf16ToFloat(llvm::Value* bits16);
+  llvm::Value* AsFloat(llvm::Value* i32) { return b_.CreateBitCast(i32, F32()); }
+  llvm::Value* AsInt(llvm::Value* f32) { return b_.CreateBitCast(f32, I32()); }
+  // Exact small unsigned integer (< 2^22) to float without a cvt:
+  // as_float(0x4B000000 | v) - 2^23.
+  llvm::Value* SmallUIntToFloat(llvm::Value* v);
+  llvm::Value* Prmt(llvm::Value* a, llvm::Value* b, uint32_t selector);
+  llvm::Value* Prmt(llvm::Value* a, llvm::Value* b, llvm::Value* selector);
+  llvm::Value* Lop3(llvm::Value* a, llvm::Value* b, llvm::Value* c, int lut);
+  // (a & mask) | c, as one lop3.
+  llvm::Value* AndOr(llvm::Value* a, uint32_t mask, llvm::Value* c);
+
+  // Inline PTX with no outputs (side effects, memory clobber).
+  void AsmVoid(const std::string& text);
+  // griddepcontrol, only when the target and the spec ask for it.
+  bool UsesGridDependency() const;
+  void GridDependencyWait();
+  void GridDependencyLaunchDependents();
+  void MembarGl();
+  llvm::Value* AtomicAddU32(llvm::Value* ptr, llvm::Value* v);
+  void AtomicAddF32(llvm::Value* ptr, llvm::Value* v);
+
+ private:
+  llvm::Module& module_;
+  llvm::LLVMContext& ctx_;
+  const KernelSpec& spec_;
+  const KernelAbi& abi_;
+  Target target_;
+  llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::IRBuilder<> b_;
+  llvm::MDNode* invariant_ = nullptr;
+  llvm::Value* dynamic_shared_ = nullptr;
+  int shared_count_ = 0;
+};
+
+}  // namespace kiln::codegen
+
+#endif  // KILN_COMPILER_CODEGEN_KERNEL_BUILDER_H_

@@ -1,0 +1,87 @@
+// Launch shapes and shared-memory layouts derived from a KernelSpec and its
+// schedule, computed in one place so the ABI (kernel_abi.cc) and the
+// emitters agree. Plain arithmetic, no decisions beyond what the schedule
+// says. LLVM-free.
+#ifndef KILN_COMPILER_CODEGEN_KERNEL_PLANS_H_
+#define KILN_COMPILER_CODEGEN_KERNEL_PLANS_H_
+
+#include <cstdint>
+
+#include "compiler/codegen/kernel_abi.h"
+#include "compiler/codegen/kernel_spec.h"
+
+namespace kiln::codegen {
+
+inline constexpr int kWarp = 32;
+inline constexpr int64_t kMaxStaticShared = 48 * 1024;
+
+// kMatVec: block = `threads`, split into `row_groups` groups of whole warps;
+// group g owns rows [r0 + g*rows_per_group, ...) and strides over the row's
+// pieces with its threads, `unroll` pieces per iteration.
+struct MatVecPlan {
+  FormatGeometry fmt;
+  int threads = 0, warps = 0;
+  int rows_per_block = 0, row_groups = 0, rows_per_group = 0;
+  int group_threads = 0, group_warps = 0;
+  int tokens = 0;        // max_tokens
+  int unroll = 0;
+  int k_split = 1;
+  int64_t pieces = 0;    // per row
+  bool rms = false;
+  // Per-warp values reduced at the end: rows_per_group*tokens accumulators
+  // (+ tokens sums of squares with kRmsNorm).
+  int red_values = 0;
+  int64_t red_offset = 0, red_bytes = 0;
+  // Final per-(token, block row) values, [tokens][rows_per_block] floats.
+  int64_t fin_offset = 0;
+  // Staged formats: per (warp, row of its group) a buffer of `stage_windows`
+  // 16-byte windows.
+  int stage_windows = 0;
+  int64_t stage_offset = 0, stage_bytes = 0;
+  int64_t shared_bytes = 0;  // static
+};
+MatVecPlan PlanMatVec(const KernelSpec& spec);
+
+// kGemm: block tile tile_m x tile_n (rows x tokens), k tiles of tile_k.
+// Tensor cores: warps arranged warps_m x warps_n, each owning
+// (tile_m/warps_m) x (tile_n/warps_n) as m_frags x n_frags mma tiles.
+// FP32 path: each thread owns micro_m x micro_n outputs.
+struct GemmPlan {
+  FormatGeometry fmt;
+  int threads = 0, warps = 0;
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  bool tensor_cores = true;
+  int warps_m = 0, warps_n = 0, m_frags = 0, n_frags = 0;
+  int micro_m = 0, micro_n = 0, threads_m = 0;
+  int elem_bytes = 2;        // shared tiles: f16 (tensor cores) or f32
+  int a_stride = 0;          // elements per row of the A (weights) tile
+  int b_stride = 0;          // elements per row of the B (activations) tile
+  int c_stride = 0;          // floats per row of the C tile ([tile_n][c_stride])
+  int64_t a_offset = 0, b_offset = 0, c_offset = 0, r_offset = 0;
+  int64_t shared_bytes = 0;  // dynamic
+  int64_t k_tiles = 0;
+  int pieces_per_tile_row = 0;
+  bool rms = false;
+};
+GemmPlan PlanGemm(const KernelSpec& spec);
+
+// kAttentionDecode: one block per (KV head, split of split_positions).
+struct DecodePlan {
+  int threads = 0, warps = 0;
+  int group = 0;        // query heads per KV head
+  int group_pad = 0;    // group rounded up to a multiple of 4 (score rows)
+  int head_dim = 0;
+  int split = 0, max_splits = 0;
+  int elem_bytes = 2;   // cache element
+  int dims_per_thread = 4;   // PV phase
+  int threads_per_row = 0;   // head_dim / dims_per_thread
+  int row_lanes = 0;         // key rows processed at once in the PV phase
+  int64_t q_offset = 0, score_offset = 0, red_offset = 0, stat_offset = 0, flag_offset = 0;
+  int64_t shared_bytes = 0;
+  int record = 0;            // floats per (query head) record: head_dim + 2
+};
+DecodePlan PlanAttentionDecode(const KernelSpec& spec);
+
+}  // namespace kiln::codegen
+
+#endif  // KILN_COMPILER_CODEGEN_KERNEL_PLANS_H_

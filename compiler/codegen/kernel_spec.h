@@ -1,0 +1,115 @@
+// The contract between lowering (passes/lower-to-kernels) and the kernel
+// emitters: one KernelSpec describes one GPU kernel completely — what it
+// computes (family, weight format, shapes, fused prologue/epilogue) and how
+// (its schedule). Emitters turn a spec into an LLVM function; nothing about
+// the schedule is decided inside an emitter (style.md: algorithm and
+// schedule are separate).
+#ifndef KILN_COMPILER_CODEGEN_KERNEL_SPEC_H_
+#define KILN_COMPILER_CODEGEN_KERNEL_SPEC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::codegen {
+
+// How a weight matrix [rows, cols] sits in device memory.
+enum class WeightFormat {
+  kF16,        // row-major halves
+  kBF16,       // row-major bfloat16
+  kF32,        // row-major floats
+  kQ8_0Planar, // int8 plane [rows, cols] (16-byte aligned rows) + f16 scale plane [rows, cols/32]
+  kQ4_0,       // GGUF blocks as stored (18 bytes / 32 weights)
+  kQ4_K,       // GGUF blocks as stored (144 bytes / 256)
+  kQ5_K,       // GGUF blocks as stored (176 bytes / 256)
+  kQ6_K,       // GGUF blocks as stored (210 bytes / 256)
+  kQ8_0,       // GGUF blocks as stored (34 bytes / 32): kEmbed tables, unpacked matrices
+};
+
+enum class Family {
+  kEmbed,            // out[t, :] = dequant(table[tokens[t], :])
+  kMatVec,           // out[t, m] = epi(sum_k W[m, k] * pro(x)[t, k]) for small T
+  kGemm,             // same math for large T (prefill), tensor cores allowed
+  kQkNormRopeStore,  // per-head RMSNorm of q and k, NEOX RoPE, K/V into the cache
+  kAttentionDecode,  // one query token, split over the context, GQA-grouped
+  kAttentionPrefill, // T query tokens, causal
+  kArgmax,           // index of the max of each row
+  kPackQ8_0,         // GGUF Q8_0 blocks -> planar int8 + f16 scales (load)
+  kCopyRows,         // raw rows into a destination row offset (load: Q/K/V concat, gate/up interleave)
+};
+
+enum class Prologue {
+  kNone,
+  kRmsNorm,  // x <- (x * rsqrt(mean(x^2) + eps)) * norm_weight, over cols
+};
+
+enum class Epilogue {
+  kStore,        // out = acc
+  kAddInPlace,   // out += acc (residual stream)
+  kSiluMulPairs, // rows come as interleaved gate/up groups of `pair_group` rows:
+                 // out[j] = silu(acc[gate j]) * acc[up j]; out has rows/2 entries
+};
+
+// Schedules: plain data, chosen by passes/select-schedules from schedules/.
+struct MatVecSchedule {
+  int threads = 256;        // per block
+  int rows_per_block = 4;   // output rows (after epilogue pairing: acc rows)
+  int vector_bytes = 16;    // width of each weight load
+  int k_split = 1;          // blocks splitting one row's K (reduced with atomics)
+  int max_tokens = 1;       // T handled per launch (>1: small-batch prefill)
+  int unroll = 2;           // weight pieces per thread in flight per loop iteration
+  int row_groups = 1;       // thread groups per block, each owning rows_per_block/row_groups
+                            // rows (for short rows: fewer threads per row)
+};
+
+struct GemmSchedule {
+  int tile_m = 64, tile_n = 64, tile_k = 128;  // tile_k: a multiple of the format's
+                                               // column window (docs/codegen.md)
+  int threads = 128;
+  int stages = 2;
+  bool tensor_cores = true;  // mma.sync m16n8k16 f16/bf16
+};
+
+struct AttentionSchedule {
+  int threads = 128;
+  int split_positions = 256;  // context positions per split (decode)
+  int max_splits = 64;        // grid.y upper bound; C / split_positions rounded up
+  int query_block = 64;       // prefill query tile (queries per block)
+  int key_block = 64;         // prefill key tile (reserved: the current emitter streams keys)
+};
+
+struct ElementwiseSchedule {
+  int threads = 256;
+};
+
+struct KernelSpec {
+  std::string name;  // deterministic, e.g. "l0_matvec_qkv_q8_0"
+  Family family = Family::kMatVec;
+
+  // Matrix kernels.
+  WeightFormat weight = WeightFormat::kF16;
+  int64_t rows = 0;   // output rows M (before epilogue pairing)
+  int64_t cols = 0;   // reduction length K
+  Prologue prologue = Prologue::kNone;
+  Epilogue epilogue = Epilogue::kStore;
+  int pair_group = 0;  // kSiluMulPairs: gate rows then up rows, alternating groups
+  float eps = 1e-6f;
+  int64_t row_bytes = 0;  // kCopyRows: bytes per row
+
+  // Attention / rope kernels.
+  int64_t n_head = 0, n_head_kv = 0, head_dim = 0;
+  float rope_base = 10000.0f;
+  float attn_scale = 1.0f;
+  bool kv_f16 = true;  // cache element type (f16, else f32)
+
+  // Activation element type between kernels is f32.
+  MatVecSchedule matvec;
+  GemmSchedule gemm;
+  AttentionSchedule attention;
+  ElementwiseSchedule elementwise;
+  bool programmatic_launch = false;  // emit griddepcontrol (sm_90 only)
+};
+
+}  // namespace kiln::codegen
+
+#endif  // KILN_COMPILER_CODEGEN_KERNEL_SPEC_H_

@@ -1,0 +1,333 @@
+#include "compiler/codegen/weight_decoder.h"
+
+namespace kiln::codegen {
+
+using llvm::Value;
+
+namespace {
+
+// prmt selector placing byte k of `a` in byte 2 over b = 0x3F000000:
+// result = 0x3F_kk_00_00 = 0.5 + q/256 for q < 128.
+uint32_t CodeSelector(int k) { return 0x7054u | (uint32_t(k) << 8); }
+// prmt selector placing byte k of `a` in byte 0 over b = 0x4B000000:
+// result = 2^23 + byte.
+uint32_t Byte23Selector(int k) { return 0x7540u | uint32_t(k); }
+
+// Four 4..6-bit codes (one per byte of `bytes`) -> f = 0.5 + q/256.
+std::array<Value*, 4> SmallCodes(KernelBuilder& kb, Value* bytes) {
+  std::array<Value*, 4> f;
+  for (int k = 0; k < 4; ++k) f[k] = kb.AsFloat(kb.Prmt(bytes, kb.I32c(0x3F000000), CodeSelector(k)));
+  return f;
+}
+
+// Four int8 codes -> exact floats.
+std::array<Value*, 4> Int8Codes(KernelBuilder& kb, Value* word) {
+  Value* u = kb.b().CreateXor(word, kb.I32c(0x80808080u));
+  std::array<Value*, 4> f;
+  for (int k = 0; k < 4; ++k)
+    f[k] = kb.b().CreateFSub(kb.AsFloat(kb.Prmt(u, kb.I32c(0x4B000000), Byte23Selector(k))),
+                             kb.F32c(8388736.0f));  // 2^23 + 128
+  return f;
+}
+
+// Two i16 reads -> one little-endian word.
+Value* Word(KernelBuilder& kb, Value* lo16, Value* hi16) {
+  return kb.Prmt(kb.b().CreateZExt(lo16, kb.I32()), kb.b().CreateZExt(hi16, kb.I32()), 0x5410u);
+}
+
+// Small unsigned byte value (0..255, in the low byte of v) -> float.
+Value* ByteToFloat(KernelBuilder& kb, Value* v, int k) {
+  return kb.b().CreateFSub(kb.AsFloat(kb.Prmt(v, kb.I32c(0x4B000000), Byte23Selector(k))),
+                           kb.F32c(8388608.0f));
+}
+
+// The 6-bit scales and mins of sub-blocks 2c and 2c+1 of a Q4_K/Q5_K
+// super-block (get_scale_min_k4, spec/quant-formats.md §4.1). h1..h3 are the
+// 12 scale bytes as words; c is 0..3. Returns {sc0, sc1, m0, m1} as floats.
+std::array<Value*, 4> ScaleMinPair(KernelBuilder& kb, Value* h1, Value* h2, Value* h3, Value* c) {
+  auto& b = kb.b();
+  Value* sh = b.CreateShl(b.CreateAnd(c, kb.I32c(1)), kb.I32c(4));  // 8 * (2c & 3)
+  Value* t1 = b.CreateLShr(h1, sh);
+  Value* t2 = b.CreateLShr(h2, sh);
+  Value* t3 = b.CreateLShr(h3, sh);
+  // Sub-blocks 0..3: sc = s[j] & 63, m = s[j+4] & 63.
+  Value* sc_lo = b.CreateAnd(t1, kb.I32c(0x3F3F));
+  Value* m_lo = b.CreateAnd(t2, kb.I32c(0x3F3F));
+  // Sub-blocks 4..7: sc = (s[j+4] & 15) | (s[j-4] >> 6) << 4,
+  //                  m  = (s[j+4] >> 4) | (s[j] >> 6) << 4.
+  Value* sc_hi = kb.AndOr(t3, 0x0F0F, b.CreateAnd(b.CreateLShr(t1, kb.I32c(2)), kb.I32c(0x3030)));
+  Value* m_hi = kb.AndOr(b.CreateLShr(t3, kb.I32c(4)), 0x0F0F,
+                         b.CreateAnd(b.CreateLShr(t2, kb.I32c(2)), kb.I32c(0x3030)));
+  Value* hi = b.CreateICmpUGE(c, kb.I32c(2));
+  Value* sc = b.CreateSelect(hi, sc_hi, sc_lo);
+  Value* m = b.CreateSelect(hi, m_hi, m_lo);
+  return {ByteToFloat(kb, sc, 0), ByteToFloat(kb, sc, 1), ByteToFloat(kb, m, 0), ByteToFloat(kb, m, 1)};
+}
+
+Value* RowOffset(KernelBuilder& kb, Value* row, Value* bytes_i32) {
+  return kb.Gep(row, kb.b().CreateZExt(bytes_i32, kb.I64()));
+}
+
+}  // namespace
+
+WeightDecoder::WeightDecoder(WeightFormat format) : format_(format), geo_(GetFormatGeometry(format)) {}
+
+std::vector<Value*> WeightDecoder::Load(KernelBuilder& kb, const PieceRef& ref, const U16Reader* reader) const {
+  auto& b = kb.b();
+  std::vector<Value*> raw;
+  auto append = [&](const std::vector<Value*>& v) { raw.insert(raw.end(), v.begin(), v.end()); };
+  Value* p = ref.piece;
+  switch (format_) {
+    case WeightFormat::kF32:
+    case WeightFormat::kF16:
+    case WeightFormat::kBF16:
+      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, b.CreateShl(p, kb.I32c(4)))));
+      break;
+    case WeightFormat::kQ8_0Planar: {
+      Value* off = b.CreateShl(p, kb.I32c(5));
+      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, off)));
+      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, b.CreateAdd(off, kb.I32c(16)))));
+      raw.push_back(kb.LoadNc(kb.I16(), RowOffset(kb, ref.scale_row, b.CreateShl(p, kb.I32c(1))), 2));
+      break;
+    }
+    case WeightFormat::kQ4_K:
+    case WeightFormat::kQ5_K: {
+      Value* sb = b.CreateLShr(p, kb.I32c(2));
+      Value* c = b.CreateAnd(p, kb.I32c(3));
+      Value* base = b.CreateMul(sb, kb.I32c(geo_.block_bytes));
+      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, base)));  // d, dmin, scales
+      int qs = 16;
+      if (format_ == WeightFormat::kQ5_K) {
+        append(kb.LoadNc4xI32(RowOffset(kb, ref.row, b.CreateAdd(base, kb.I32c(16)))));  // qh[0..15]
+        append(kb.LoadNc4xI32(RowOffset(kb, ref.row, b.CreateAdd(base, kb.I32c(32)))));  // qh[16..31]
+        qs = 48;
+      }
+      Value* q = b.CreateAdd(base, b.CreateAdd(kb.I32c(qs), b.CreateShl(c, kb.I32c(5))));
+      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, q)));
+      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, b.CreateAdd(q, kb.I32c(16)))));
+      break;
+    }
+    case WeightFormat::kQ8_0: {
+      // d, then 32 quants at byte 2.
+      const U16Reader& rd = *reader;
+      raw.push_back(rd(p, kb.I32c(0)));
+      for (int i = 0; i < 16; ++i) raw.push_back(rd(p, kb.I32c(2 + 2 * i)));
+      break;
+    }
+    case WeightFormat::kQ4_0: {
+      const U16Reader& rd = *reader;
+      raw.push_back(rd(p, kb.I32c(0)));
+      for (int i = 0; i < 8; ++i) raw.push_back(rd(p, kb.I32c(2 + 2 * i)));
+      break;
+    }
+    case WeightFormat::kQ6_K: {
+      const U16Reader& rd = *reader;
+      Value* sb = b.CreateLShr(p, kb.I32c(3));
+      Value* part = b.CreateAnd(p, kb.I32c(7));
+      Value* h = b.CreateLShr(part, kb.I32c(2));
+      Value* l8 = b.CreateShl(b.CreateAnd(part, kb.I32c(3)), kb.I32c(3));
+      Value* ql = b.CreateAdd(b.CreateShl(h, kb.I32c(6)), l8);                       // 64h + l8
+      Value* qh = b.CreateAdd(kb.I32c(128), b.CreateAdd(b.CreateShl(h, kb.I32c(5)), l8));  // 128 + 32h + l8
+      Value* sc = b.CreateAdd(kb.I32c(192), b.CreateShl(h, kb.I32c(3)));             // 192 + 8h
+      for (int i = 0; i < 4; ++i) raw.push_back(rd(sb, b.CreateAdd(ql, kb.I32c(2 * i))));
+      for (int i = 0; i < 4; ++i) raw.push_back(rd(sb, b.CreateAdd(ql, kb.I32c(32 + 2 * i))));
+      for (int i = 0; i < 4; ++i) raw.push_back(rd(sb, b.CreateAdd(qh, kb.I32c(2 * i))));
+      for (int k = 0; k < 4; ++k) raw.push_back(rd(sb, b.CreateAdd(sc, kb.I32c(2 * k))));
+      raw.push_back(rd(sb, kb.I32c(208)));
+      break;
+    }
+  }
+  return raw;
+}
+
+std::vector<Segment> WeightDecoder::Decode(KernelBuilder& kb, const PieceRef& ref,
+                                           const std::vector<Value*>& raw) const {
+  auto& b = kb.b();
+  Value* p = ref.piece;
+  std::vector<Segment> segs;
+  switch (format_) {
+    case WeightFormat::kF32: {
+      Segment s;
+      Quad q;
+      q.col = b.CreateShl(p, kb.I32c(2));
+      for (int i = 0; i < 4; ++i) q.f[i] = kb.AsFloat(raw[i]);
+      s.quads.push_back(q);
+      segs.push_back(s);
+      break;
+    }
+    case WeightFormat::kF16:
+    case WeightFormat::kBF16: {
+      Segment s;
+      Value* col = b.CreateShl(p, kb.I32c(3));
+      for (int j = 0; j < 2; ++j) {
+        Quad q;
+        q.col = b.CreateAdd(col, kb.I32c(4 * j));
+        for (int i = 0; i < 2; ++i) {
+          Value* w = raw[2 * j + i];
+          if (format_ == WeightFormat::kF16) {
+            q.f[2 * i] = kb.HalfToFloat(b.CreateTrunc(w, kb.I16()));
+            q.f[2 * i + 1] = kb.HalfToFloat(b.CreateTrunc(b.CreateLShr(w, kb.I32c(16)), kb.I16()));
+          } else {
+            q.f[2 * i] = kb.AsFloat(b.CreateShl(w, kb.I32c(16)));
+            q.f[2 * i + 1] = kb.AsFloat(b.CreateAnd(w, kb.I32c(0xFFFF0000u)));
+          }
+        }
+        s.quads.push_back(q);
+      }
+      segs.push_back(s);
+      break;
+    }
+    case WeightFormat::kQ8_0Planar:
+    case WeightFormat::kQ8_0: {
+      Segment s;
+      Value* col = b.CreateShl(p, kb.I32c(5));
+      std::vector<Value*> words;
+      Value* d;
+      if (format_ == WeightFormat::kQ8_0Planar) {
+        words.assign(raw.begin(), raw.begin() + 8);
+        d = raw[8];
+      } else {
+        d = raw[0];
+        for (int j = 0; j < 8; ++j) words.push_back(Word(kb, raw[1 + 2 * j], raw[2 + 2 * j]));
+      }
+      for (int j = 0; j < 8; ++j) {
+        Quad q;
+        q.col = b.CreateAdd(col, kb.I32c(4 * j));
+        q.f = Int8Codes(kb, words[j]);
+        s.quads.push_back(q);
+      }
+      s.scale = kb.HalfToFloat(d);
+      segs.push_back(s);
+      break;
+    }
+    case WeightFormat::kQ4_0: {
+      Segment s;
+      Value* col = b.CreateShl(p, kb.I32c(5));
+      std::vector<Value*> words;
+      for (int j = 0; j < 4; ++j) words.push_back(Word(kb, raw[1 + 2 * j], raw[2 + 2 * j]));
+      for (int half = 0; half < 2; ++half) {
+        for (int j = 0; j < 4; ++j) {
+          Quad q;
+          q.col = b.CreateAdd(col, kb.I32c(16 * half + 4 * j));
+          Value* w = half == 0 ? words[j] : b.CreateLShr(words[j], kb.I32c(4));
+          q.f = SmallCodes(kb, b.CreateAnd(w, kb.I32c(0x0F0F0F0F)));
+          s.quads.push_back(q);
+        }
+      }
+      s.scale = kb.HalfToFloat(raw[0]);
+      s.c0 = 0.5f;
+      s.inv_c1 = 256.0f;
+      s.q_offset = -8;
+      segs.push_back(s);
+      break;
+    }
+    case WeightFormat::kQ4_K:
+    case WeightFormat::kQ5_K: {
+      bool q5 = format_ == WeightFormat::kQ5_K;
+      Value* sb = b.CreateLShr(p, kb.I32c(2));
+      Value* c = b.CreateAnd(p, kb.I32c(3));
+      Value* h0 = raw[0];
+      Value* d = kb.HalfToFloat(b.CreateTrunc(h0, kb.I16()));
+      Value* dmin = kb.HalfToFloat(b.CreateTrunc(b.CreateLShr(h0, kb.I32c(16)), kb.I16()));
+      std::array<Value*, 4> sm = ScaleMinPair(kb, raw[1], raw[2], raw[3], c);
+      int qs = q5 ? 12 : 4;  // index of the first qs word in raw
+      Value* col = b.CreateAdd(b.CreateShl(sb, kb.I32c(8)), b.CreateShl(c, kb.I32c(6)));  // 256 sb + 64 c
+      Value* g0 = b.CreateShl(c, kb.I32c(1));
+      for (int half = 0; half < 2; ++half) {  // sub-block 2c (low nibbles), 2c+1 (high)
+        Segment s;
+        for (int j = 0; j < 8; ++j) {
+          Value* w = raw[qs + j];
+          Value* nib = half == 0 ? w : b.CreateLShr(w, kb.I32c(4));
+          Value* code;
+          if (q5) {
+            // 5th bit: bit g of qh[l] (spec §6), moved to bit 4 of each byte.
+            Value* qhw = raw[4 + j];
+            Value* g = half == 0 ? g0 : b.CreateAdd(g0, kb.I32c(1));
+            Value* hb = b.CreateAnd(b.CreateShl(b.CreateLShr(qhw, g), kb.I32c(4)), kb.I32c(0x10101010));
+            code = kb.AndOr(nib, 0x0F0F0F0F, hb);
+          } else {
+            code = b.CreateAnd(nib, kb.I32c(0x0F0F0F0F));
+          }
+          Quad q;
+          q.col = b.CreateAdd(col, kb.I32c(32 * half + 4 * j));
+          q.f = SmallCodes(kb, code);
+          s.quads.push_back(q);
+        }
+        // y = (d * sc) * q - (dmin * m)
+        s.scale = b.CreateFMul(d, sm[half]);
+        s.offset = b.CreateFNeg(b.CreateFMul(dmin, sm[2 + half]));
+        s.c0 = 0.5f;
+        s.inv_c1 = 256.0f;
+        segs.push_back(s);
+      }
+      break;
+    }
+    case WeightFormat::kQ6_K: {
+      Value* sb = b.CreateLShr(p, kb.I32c(3));
+      Value* part = b.CreateAnd(p, kb.I32c(7));
+      Value* h = b.CreateLShr(part, kb.I32c(2));
+      Value* l8 = b.CreateShl(b.CreateAnd(part, kb.I32c(3)), kb.I32c(3));
+      Value* A[2] = {Word(kb, raw[0], raw[1]), Word(kb, raw[2], raw[3])};
+      Value* B[2] = {Word(kb, raw[4], raw[5]), Word(kb, raw[6], raw[7])};
+      Value* H[2] = {Word(kb, raw[8], raw[9]), Word(kb, raw[10], raw[11])};
+      Value* d = kb.HalfToFloat(raw[16]);
+      // Scale byte 8h + 2k + (l8 >= 16): low or high byte of the i16 read.
+      Value* sc_shift = b.CreateSelect(b.CreateICmpUGE(l8, kb.I32c(16)), kb.I32c(8), kb.I32c(0));
+      Value* col = b.CreateAdd(b.CreateShl(sb, kb.I32c(8)), b.CreateAdd(b.CreateShl(h, kb.I32c(7)), l8));
+      for (int k = 0; k < 4; ++k) {
+        Segment s;
+        for (int j = 0; j < 2; ++j) {
+          Value* lo;
+          Value* hi;
+          switch (k) {
+            case 0:
+              lo = A[j];
+              hi = b.CreateShl(H[j], kb.I32c(4));
+              break;
+            case 1:
+              lo = B[j];
+              hi = b.CreateShl(H[j], kb.I32c(2));
+              break;
+            case 2:
+              lo = b.CreateLShr(A[j], kb.I32c(4));
+              hi = H[j];
+              break;
+            default:
+              lo = b.CreateLShr(B[j], kb.I32c(4));
+              hi = b.CreateLShr(H[j], kb.I32c(2));
+              break;
+          }
+          Value* code = kb.AndOr(lo, 0x0F0F0F0F, b.CreateAnd(hi, kb.I32c(0x30303030)));
+          Quad q;
+          q.col = b.CreateAdd(col, kb.I32c(32 * k + 4 * j));
+          q.f = SmallCodes(kb, code);
+          s.quads.push_back(q);
+        }
+        // Signed 8-bit scale: (byte ^ 0x80) = byte + 128 as an unsigned value.
+        Value* sbyte = b.CreateAnd(b.CreateLShr(b.CreateZExt(raw[12 + k], kb.I32()), sc_shift), kb.I32c(0xFF));
+        Value* scf = b.CreateFSub(kb.AsFloat(b.CreateOr(b.CreateXor(sbyte, kb.I32c(0x80)), kb.I32c(0x4B000000))),
+                                  kb.F32c(8388736.0f));
+        s.scale = b.CreateFMul(d, scf);  // y = (d * sc) * q
+        s.c0 = 0.5f;
+        s.inv_c1 = 256.0f;
+        s.q_offset = -32;
+        segs.push_back(s);
+      }
+      break;
+    }
+  }
+  return segs;
+}
+
+Value* WeightDecoder::ExactWeight(KernelBuilder& kb, const Segment& seg, Value* f) const {
+  auto& b = kb.b();
+  Value* q = f;
+  if (seg.c0 != 0.0f) q = b.CreateFSub(q, kb.F32c(seg.c0));
+  if (seg.inv_c1 != 1.0f) q = b.CreateFMul(q, kb.F32c(seg.inv_c1));
+  if (seg.q_offset != 0) q = b.CreateFAdd(q, kb.F32c(static_cast<float>(seg.q_offset)));
+  Value* w = seg.scale != nullptr ? b.CreateFMul(seg.scale, q) : q;
+  if (seg.offset != nullptr) w = b.CreateFAdd(w, seg.offset);
+  return w;
+}
+
+}  // namespace kiln::codegen

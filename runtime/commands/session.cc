@@ -1,0 +1,121 @@
+#include "runtime/commands/session.h"
+
+#include <cstdio>
+#include <random>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "runtime/vocab_from_manifest.h"
+#include "support/status_macros.h"
+
+ABSL_FLAG(std::string, bundle, "", "compiled bundle, X.kiln (-b)");
+ABSL_FLAG(std::string, model, "", "GGUF model the bundle was compiled for (-m)");
+ABSL_FLAG(int64_t, ctx_size, 0, "context size in tokens (-c); 0 = the model's context length");
+ABSL_FLAG(bool, allow_ptx_jit, false, "JIT-compile the bundle's PTX when it has no cubin for this GPU");
+ABSL_FLAG(int, gpu, 0, "GPU ordinal");
+ABSL_FLAG(int64_t, n_predict, -1, "tokens to generate (-n); -1 = until end of generation or a full context");
+ABSL_FLAG(double, temp, -1, "sampling temperature; 0 = greedy; default per command");
+ABSL_FLAG(int, top_k, 20, "keep the k most likely tokens; 0 = all");
+ABSL_FLAG(double, top_p, -1, "keep the smallest set of tokens with this much probability; default per command");
+ABSL_FLAG(int64_t, seed, -1, "sampling seed (-s); -1 = random (printed)");
+ABSL_FLAG(bool, think, true, "chat: let the model think first (--no-think pre-fills an empty think block)");
+
+namespace kiln::runtime {
+
+const char kSessionFlagsHelp[] = R"(  -b, --bundle X.kiln   the compiled bundle
+  -m, --model X.gguf    the GGUF the bundle was compiled for (weights)
+  -c, --ctx-size N      context size in tokens (default: the model's)
+  --allow-ptx-jit       JIT the bundle's PTX if it has no cubin for this GPU
+  --gpu N               GPU ordinal (default 0)
+  -n, --n-predict N     tokens to generate (default -1: until end of generation)
+  --temp T              temperature; 0 = greedy
+  --top-k K             keep the K most likely tokens (default 20; 0 = all)
+  --top-p P             nucleus: keep the most likely tokens up to probability P
+  -s, --seed N          sampling seed (default: random, printed)
+)";
+
+absl::StatusOr<Session> OpenSession() {
+  const std::string bundle_path = absl::GetFlag(FLAGS_bundle), model_path = absl::GetFlag(FLAGS_model);
+  if (bundle_path.empty()) return absl::InvalidArgumentError("no bundle given (use -b X.kiln)");
+  if (model_path.empty()) return absl::InvalidArgumentError("no model given (use -m X.gguf)");
+  Session s;
+  ASSIGN_OR_RETURN(s.bundle, Bundle::Open(bundle_path));
+  ASSIGN_OR_RETURN(s.model, gguf::GgufFile::Open(model_path));
+  ASSIGN_OR_RETURN(tokenizer::Vocab vocab, VocabFromManifest(s.bundle->manifest().tokenizer()));
+  ASSIGN_OR_RETURN(s.tokenizer, tokenizer::Tokenizer::Create(std::move(vocab)));
+
+  ExecutorOptions options;
+  options.device = absl::GetFlag(FLAGS_gpu);
+  options.context = absl::GetFlag(FLAGS_ctx_size);
+  options.allow_ptx_jit = absl::GetFlag(FLAGS_allow_ptx_jit);
+  options.log = [](absl::string_view line) { std::fprintf(stderr, "kiln: %.*s\n", static_cast<int>(line.size()), line.data()); };
+  const Bundle& bundle = *s.bundle;
+  SectionBytesFn sections = [&bundle](int i) { return bundle.SectionBytes(i); };
+  ASSIGN_OR_RETURN(s.executor, Executor::Create(bundle.manifest(), sections, *s.model, options));
+  return s;
+}
+
+absl::StatusOr<Sampler> SamplerFromFlags(const SamplingDefaults& defaults) {
+  SamplerOptions o;
+  const double temp = absl::GetFlag(FLAGS_temp), top_p = absl::GetFlag(FLAGS_top_p);
+  o.temperature = temp < 0 ? defaults.temperature : static_cast<float>(temp);
+  o.top_p = top_p < 0 ? defaults.top_p : static_cast<float>(top_p);
+  o.top_k = absl::GetFlag(FLAGS_top_k);
+  const int64_t seed = absl::GetFlag(FLAGS_seed);
+  o.seed = seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}() & 0x7fffffff;
+  ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(o));
+  if (!sampler.greedy())
+    std::fprintf(stderr, "kiln: sampling with temp %.2f, top-k %d, top-p %.2f, seed %llu\n", o.temperature,
+                 o.top_k, o.top_p, static_cast<unsigned long long>(o.seed));
+  return sampler;
+}
+
+int64_t NPredictFlag() { return absl::GetFlag(FLAGS_n_predict); }
+
+Logits PromptLogits(const Sampler& sampler, bool dump) {
+  if (dump) return Logits::kAll;
+  return sampler.greedy() ? Logits::kNone : Logits::kLast;
+}
+
+absl::StatusOr<Generated> Generate(Executor& executor, Sampler& sampler, const tokenizer::Tokenizer& tok,
+                                   const StepResult& first, const GenerateOptions& options,
+                                   const std::function<void(int32_t)>& on_token) {
+  Generated out;
+  const bool dump = options.dump != nullptr;
+  const Logits step_logits = dump || !sampler.greedy() ? Logits::kLast : Logits::kNone;
+  StepResult cur = first;
+  const int64_t v = executor.n_vocab();
+  for (int64_t i = 0; options.n_predict < 0 || i < options.n_predict; ++i) {
+    // The device already chose the argmax; logits travel only to sample.
+    const absl::Span<const float> last_row =
+        cur.logits.size() >= static_cast<size_t>(v) ? absl::MakeConstSpan(cur.logits).last(v) : absl::Span<const float>();
+    const int32_t id = sampler.greedy() ? cur.argmax : sampler.Sample(last_row);
+    out.ids.push_back(id);
+    if (on_token) on_token(id);
+    const bool stop = options.stop_at_eog && tok.IsEog(id);
+    out.hit_eog = stop;
+    const bool last = options.n_predict >= 0 && i + 1 == options.n_predict;
+    // Feed the token only if something will read the result: the next
+    // sample, or its logits row in a dump.
+    if ((stop || last) && !dump) break;
+    if (executor.position() >= executor.context()) {
+      out.context_full = true;
+      break;
+    }
+    ASSIGN_OR_RETURN(cur, executor.Decode(id, step_logits));
+    out.fed += 1;
+    if (dump) options.dump->insert(options.dump->end(), cur.logits.begin(), cur.logits.end());
+    if (stop || last) break;
+  }
+  return out;
+}
+
+std::string SpeedLine(int64_t prompt_tokens, double prompt_s, int64_t decoded, double decode_s) {
+  auto rate = [](int64_t n, double s) { return s > 0 ? static_cast<double>(n) / s : 0.0; };
+  return absl::StrFormat("prompt %d tokens in %.1f ms (%.0f tok/s); decode %d tokens in %.1f ms (%.0f tok/s)",
+                         prompt_tokens, prompt_s * 1e3, rate(prompt_tokens, prompt_s), decoded, decode_s * 1e3,
+                         rate(decoded, decode_s));
+}
+
+}  // namespace kiln::runtime

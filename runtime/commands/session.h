@@ -1,0 +1,84 @@
+// What `kiln run` and `kiln chat` share: the flags for the bundle, the model,
+// the GPU and sampling; opening all of it into a ready Executor; and the
+// token-by-token generation loop.
+#ifndef KILN_RUNTIME_COMMANDS_SESSION_H_
+#define KILN_RUNTIME_COMMANDS_SESSION_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/declare.h"
+#include "absl/status/statusor.h"
+#include "models/gguf/gguf_file.h"
+#include "models/tokenizer/tokenizer.h"
+#include "runtime/bundle/bundle_reader.h"
+#include "runtime/executor.h"
+#include "runtime/sampler.h"
+
+// Thinking on or off for ChatML prompts (kiln chat; kiln run --chat).
+ABSL_DECLARE_FLAG(bool, think);
+
+namespace kiln::runtime {
+
+// The flags of every command that generates; paste into its usage text.
+extern const char kSessionFlagsHelp[];
+
+struct Session {
+  std::unique_ptr<Bundle> bundle;
+  std::unique_ptr<gguf::GgufFile> model;
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+  std::unique_ptr<Executor> executor;
+};
+
+// Opens --bundle and --model, builds the tokenizer from the bundle, and
+// creates the executor (binding check, upload, warm-up) for --ctx-size on
+// --gpu. Status lines go to stderr.
+absl::StatusOr<Session> OpenSession();
+
+// Sampling defaults differ per command (kiln run: greedy; kiln chat: Qwen3's
+// recommended settings); flags given on the command line override them.
+struct SamplingDefaults {
+  float temperature = 0.0f;
+  float top_p = 0.95f;
+};
+// Reads --temp/--top-k/--top-p/--seed; a negative --seed draws one at random
+// and prints it, so the run can be repeated.
+absl::StatusOr<Sampler> SamplerFromFlags(const SamplingDefaults& defaults);
+
+// --n-predict (-1: until an end-of-generation token or a full context).
+int64_t NPredictFlag();
+
+struct GenerateOptions {
+  int64_t n_predict = -1;
+  bool stop_at_eog = true;
+  // Feed every generated token (the last one too) and append each step's
+  // logits row here: --dump-logits.
+  std::vector<float>* dump = nullptr;
+};
+
+struct Generated {
+  std::vector<int32_t> ids;  // sampled, in order
+  int64_t fed = 0;           // how many of them were fed back to the model
+  bool hit_eog = false;
+  bool context_full = false;
+};
+
+// Samples from `first` (the step that fed the prompt; it must carry the last
+// logits row unless the sampler is greedy) and decodes until n_predict, an
+// EOG token or the end of the context. `on_token` sees each id as sampled.
+absl::StatusOr<Generated> Generate(Executor& executor, Sampler& sampler, const tokenizer::Tokenizer& tok,
+                                   const StepResult& first, const GenerateOptions& options,
+                                   const std::function<void(int32_t)>& on_token);
+
+// What a step feeding the prompt must copy back for `sampler` (and a dump).
+Logits PromptLogits(const Sampler& sampler, bool dump);
+
+// "prompt 12 tokens in 8.1 ms (1481 tok/s); decode 63 tokens in 110.2 ms (572 tok/s)"
+std::string SpeedLine(int64_t prompt_tokens, double prompt_s, int64_t decoded, double decode_s);
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_COMMANDS_SESSION_H_

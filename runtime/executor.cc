@@ -1,0 +1,564 @@
+#include "runtime/executor.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "runtime/bundle/validator.h"
+#include "support/progress.h"
+#include "support/status_macros.h"
+
+namespace kiln::runtime {
+namespace {
+
+using cuda::DeviceBuffer;
+using cuda::HostBuffer;
+
+// kiln's own kernel, appended to the captured decode graph: the next step's
+// token is this step's argmax and its position is one further, so a greedy
+// decode loop replays the graph with no host writes at all. PTX ISA 7.0 for
+// sm_75 JITs on every GPU kiln supports (spec/cuda-driver-api.md §2).
+//   tokens[0] = sampled[0]; position[0] += 1;
+constexpr char kAdvanceStepPtx[] = R"(.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .entry kiln_advance_step(
+	.param .u64 kiln_advance_step_param_0,
+	.param .u64 kiln_advance_step_param_1,
+	.param .u64 kiln_advance_step_param_2
+)
+{
+	.reg .b32 	%r<4>;
+	.reg .b64 	%rd<7>;
+
+	ld.param.u64 	%rd1, [kiln_advance_step_param_0];
+	ld.param.u64 	%rd2, [kiln_advance_step_param_1];
+	ld.param.u64 	%rd3, [kiln_advance_step_param_2];
+	cvta.to.global.u64 	%rd4, %rd1;
+	cvta.to.global.u64 	%rd5, %rd2;
+	cvta.to.global.u64 	%rd6, %rd3;
+	ld.global.u32 	%r1, [%rd6];
+	st.global.u32 	[%rd4], %r1;
+	ld.global.u32 	%r2, [%rd5];
+	add.s32 	%r3, %r2, 1;
+	st.global.u32 	[%rd5], %r3;
+	ret;
+}
+)";
+
+// Staging chunk for the weight upload (spec §3 recipe: 32-128 MiB).
+constexpr uint64_t kUploadChunk = uint64_t{64} << 20;
+// Without opting in, a block gets at most 48 KiB of shared memory.
+constexpr int kDefaultSharedLimit = 48 << 10;
+
+// Pinned IO area layout (bytes): the prefill tokens, then fixed slots, then
+// one logits row.
+struct IoLayout {
+  uint64_t tokens = 0;           // i32[prefill max_tokens]
+  uint64_t position = 0;         // i32: prefill start position
+  uint64_t step_token = 0;       // i32: decode token written by the host
+  uint64_t step_position = 0;    // i32: decode position written by the host
+  uint64_t argmax = 0;           // i32: sampled_buffer copied back
+  uint64_t logits = 0;           // f32[n_vocab]
+  uint64_t size = 0;
+};
+
+IoLayout MakeIoLayout(int64_t max_tokens, int64_t n_vocab) {
+  IoLayout l;
+  l.tokens = 0;
+  l.position = (static_cast<uint64_t>(max_tokens) * 4 + 15) / 16 * 16;
+  l.step_token = l.position + 4;
+  l.step_position = l.position + 8;
+  l.argmax = l.position + 12;
+  l.logits = l.position + 16;
+  l.size = l.logits + static_cast<uint64_t>(n_vocab) * 4;
+  return l;
+}
+
+absl::Status WithContext(const absl::Status& s, absl::string_view what) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+int32_t LoadI32(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+void StoreI32(uint8_t* p, int64_t v) {
+  int32_t x = static_cast<int32_t>(v);
+  std::memcpy(p, &x, 4);
+}
+
+// Asks the kernel to read a tensor's pages ahead of the staging memcpy.
+void PrefetchPages(absl::Span<const uint8_t> bytes) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page - 1);
+  uintptr_t end = reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size();
+  if (bytes.empty()) return;
+  (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);  // advisory only
+}
+
+}  // namespace
+
+struct Executor::PreparedLaunch {
+  const Launch* launch;
+  const cuda::Function* function;
+  cuda::LaunchConfig config;  // grid filled per launch
+  std::string what;           // "prefill launch 3 (kernel 'matvec_q8_0')"
+};
+
+struct Executor::Plan {
+  std::string name;
+  int64_t max_tokens = 0;
+  std::vector<PreparedLaunch> launches;
+};
+
+Executor::~Executor() = default;
+
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const Manifest& m, const SectionBytesFn& sections,
+                                                           const gguf::GgufFile& file,
+                                                           const ExecutorOptions& options) {
+  auto e = std::unique_ptr<Executor>(new Executor());
+  e->m_ = &m;
+  e->options_ = options;
+  e->n_vocab_ = m.config().n_vocab();
+  auto log = [&](const std::string& line) {
+    if (options.log) options.log(line);
+  };
+
+  // Everything that can be checked without the GPU comes first.
+  RETURN_IF_ERROR(CheckBinding(m, file));
+  RETURN_IF_ERROR(CheckDecodeGraphable(m));
+  ASSIGN_OR_RETURN(e->context_, ChooseContext(m, options.context));
+  ASSIGN_OR_RETURN(e->memory_, PlanMemory(m, e->context_));
+
+  ASSIGN_OR_RETURN(const cuda::Driver* driver, cuda::Driver::Get());
+  ASSIGN_OR_RETURN(e->ctx_, cuda::Context::Create(*driver, options.device));
+  const cuda::DeviceInfo& dev = e->ctx_->device();
+  ASSIGN_OR_RETURN(e->choice_, SelectSections(m, GpuTarget{dev.name, dev.compute_capability()},
+                                              options.allow_ptx_jit));
+  ASSIGN_OR_RETURN(cuda::MemoryInfo mem, e->ctx_->GetMemoryInfo());
+  log(absl::StrFormat("GPU %d: %s (%s, %d SMs, %s free of %s); kernels: %s %s; context %d", dev.ordinal,
+                      dev.name, dev.sm(), dev.sm_count, FormatBytes(mem.free), FormatBytes(mem.total),
+                      e->choice_.jit ? "PTX JIT-compiled from" : "cubin", e->choice_.target, e->context_));
+  RETURN_IF_ERROR(CheckMemoryFits(m, e->memory_, mem.free, dev.name));
+
+  ASSIGN_OR_RETURN(e->stream_, cuda::Stream::Create(*e->ctx_));
+  ASSIGN_OR_RETURN(e->done_, cuda::Event::Create(*e->ctx_));
+  auto t0 = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(e->LoadKernels(sections));
+  RETURN_IF_ERROR(e->PreparePlans());
+  log(absl::StrFormat("loaded %d kernels in %.2f s", m.kernels_size(), SecondsSince(t0)));
+
+  e->buffers_.resize(m.buffers_size());
+  e->buffer_ptrs_.assign(m.buffers_size(), 0);
+  RETURN_IF_ERROR(e->AllocatePhase(/*load_phase=*/true));
+  RETURN_IF_ERROR(e->UploadTensors(file));
+  t0 = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(e->RunPlan(*e->load_, ExprEnv{0, 0, e->context_}));
+  RETURN_IF_ERROR(e->Wait("load plan"));
+  for (int i = 0; i < m.buffers_size(); ++i) {
+    if (m.buffers(i).kind() != Buffer::GGUF_TENSOR) continue;
+    e->buffers_[i].Free();
+    e->buffer_ptrs_[i] = 0;
+  }
+  RETURN_IF_ERROR(e->AllocatePhase(/*load_phase=*/false));
+  log(absl::StrFormat("packed weights in %.2f s; %s of GPU buffers for context %d", SecondsSince(t0),
+                      FormatBytes(e->memory_.run_bytes), e->context_));
+
+  const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), e->n_vocab_);
+  ASSIGN_OR_RETURN(e->io_, HostBuffer::Allocate(*e->ctx_, io.size));
+  std::memset(e->io_.data(), 0, io.size);
+  RETURN_IF_ERROR(e->Warm());
+  return e;
+}
+
+absl::Status Executor::LoadKernels(const SectionBytesFn& sections) {
+  const cuda::DeviceInfo& dev = ctx_->device();
+  for (int index : choice_.sections) {
+    ASSIGN_OR_RETURN(absl::Span<const uint8_t> bytes, sections(index));
+    std::string label = absl::StrCat(choice_.jit ? "PTX " : "cubin ", choice_.target, " (bundle section ", index, ")");
+    ASSIGN_OR_RETURN(std::unique_ptr<cuda::Module> module,
+                     cuda::Module::Load(*ctx_, bytes, choice_.jit ? cuda::ImageKind::kPtx : cuda::ImageKind::kCubin,
+                                        std::move(label)));
+    modules_.push_back(std::move(module));
+  }
+  functions_.clear();
+  for (const Kernel& k : m_->kernels()) {
+    absl::StatusOr<cuda::Function> f = absl::NotFoundError("");
+    for (const auto& module : modules_) {
+      f = module->GetFunction(k.name());
+      if (f.ok() || !absl::IsNotFound(f.status())) break;
+    }
+    if (!f.ok()) {
+      if (absl::IsNotFound(f.status()))
+        return absl::NotFoundError(absl::StrCat("kernel '", k.name(), "' is in none of the bundle's ",
+                                                choice_.target, " sections"));
+      return f.status();
+    }
+    // IREE's habit: check what the launch needs against what the loaded
+    // kernel allows before the first launch, naming the kernel.
+    ASSIGN_OR_RETURN(int max_threads, f->GetAttribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
+    const int64_t threads = int64_t{k.block_x()} * k.block_y() * k.block_z();
+    if (threads > max_threads)
+      return absl::FailedPreconditionError(
+          absl::StrCat("kernel '", k.name(), "' is launched with ", threads, " threads a block, but as loaded on ",
+                       dev.name, " it allows at most ", max_threads, " (registers)"));
+    ASSIGN_OR_RETURN(int static_shared, f->GetAttribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES));
+    if (k.shared_bytes() > 0 && static_cast<int64_t>(k.shared_bytes()) + static_shared > kDefaultSharedLimit)
+      RETURN_IF_ERROR(f->SetMaxDynamicSharedMemory(static_cast<int>(k.shared_bytes()), dev.max_shared_per_block_optin));
+    // Finish lazy loading now, not inside the first request or a capture.
+    RETURN_IF_ERROR(f->Load());
+    functions_.push_back(*f);
+  }
+  absl::Span<const uint8_t> ptx(reinterpret_cast<const uint8_t*>(kAdvanceStepPtx), sizeof(kAdvanceStepPtx) - 1);
+  ASSIGN_OR_RETURN(step_module_, cuda::Module::Load(*ctx_, ptx, cuda::ImageKind::kPtx, "kiln's step-advance PTX"));
+  ASSIGN_OR_RETURN(advance_, step_module_->GetFunction("kiln_advance_step"));
+  RETURN_IF_ERROR(advance_.Load());
+  return absl::OkStatus();
+}
+
+absl::Status Executor::PreparePlans() {
+  auto prepare = [&](const kiln::runtime::Plan& p, const std::string& name) {
+    auto plan = std::make_unique<Plan>();
+    plan->name = name;
+    plan->max_tokens = p.max_tokens();
+    for (int i = 0; i < p.launches_size(); ++i) {
+      const Launch& l = p.launches(i);
+      const Kernel& k = m_->kernels(l.kernel());
+      PreparedLaunch pl;
+      pl.launch = &l;
+      pl.function = &functions_[l.kernel()];
+      pl.config.block[0] = k.block_x();
+      pl.config.block[1] = k.block_y();
+      pl.config.block[2] = k.block_z();
+      pl.config.shared_bytes = k.shared_bytes();
+      pl.config.programmatic = k.programmatic_launch();  // the stream drops it below sm_90
+      pl.what = absl::StrCat(name, " launch ", i, " (kernel '", k.name(), "')");
+      plan->launches.push_back(std::move(pl));
+    }
+    return plan;
+  };
+  load_ = prepare(m_->load(), "load");
+  prefill_ = prepare(m_->prefill(), "prefill");
+  decode_ = prepare(m_->decode(), "decode");
+  return absl::OkStatus();
+}
+
+absl::Status Executor::AllocatePhase(bool load_phase) {
+  for (int i = 0; i < m_->buffers_size(); ++i) {
+    if (memory_.during_load[i] != load_phase) continue;
+    const Buffer& b = m_->buffers(i);
+    absl::StatusOr<DeviceBuffer> buf = DeviceBuffer::Allocate(*ctx_, memory_.buffer_bytes[i]);
+    if (!buf.ok()) return WithContext(buf.status(), absl::StrCat("allocating buffer '", b.name(), "'"));
+    const uint64_t align = std::max<uint32_t>(b.alignment(), 1);
+    buffer_ptrs_[i] = (buf->ptr() + align - 1) / align * align;
+    // Zero everything kiln does not upload: a kernel that reads a KV slot or
+    // scratch it has not written yet then sees 0, never stale NaNs.
+    if (b.kind() != Buffer::GGUF_TENSOR) RETURN_IF_ERROR(stream_->Memset(buf->ptr(), 0, buf->size()));
+    buffers_[i] = std::move(*buf);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Executor::UploadTensors(const gguf::GgufFile& file) {
+  uint64_t total = 0;
+  for (const TensorBinding& b : m_->bindings()) total += b.nbytes();
+  if (total == 0) return absl::OkStatus();
+  // spec/cuda-driver-api.md §3: two pinned buffers and two streams, so the
+  // CPU fills one buffer (page faults, disk reads) while the other's DMA runs.
+  const uint64_t chunk = std::min(kUploadChunk, total);
+  HostBuffer stage[2];
+  std::unique_ptr<cuda::Stream> streams[2];
+  std::unique_ptr<cuda::Event> done[2];
+  bool in_flight[2] = {false, false};
+  for (int b = 0; b < 2; ++b) {
+    ASSIGN_OR_RETURN(stage[b], HostBuffer::Allocate(*ctx_, chunk));
+    ASSIGN_OR_RETURN(streams[b], cuda::Stream::Create(*ctx_));
+    ASSIGN_OR_RETURN(done[b], cuda::Event::Create(*ctx_));
+  }
+  // The zeroing memsets of the load phase run on stream_; the upload and the
+  // load plan must come after them.
+  RETURN_IF_ERROR(stream_->Synchronize());
+  ProgressLine progress("uploading weights", options_.show_progress && isatty(2));
+  auto t0 = std::chrono::steady_clock::now();
+  uint64_t done_bytes = 0, k = 0;
+  for (const TensorBinding& binding : m_->bindings()) {
+    const gguf::TensorInfo* t = file.FindTensor(binding.name());
+    RET_CHECK(t != nullptr);  // CheckBinding passed
+    absl::Span<const uint8_t> src = file.TensorData(*t);
+    PrefetchPages(src);
+    const CUdeviceptr dst = BufferPtr(binding.buffer());
+    for (uint64_t off = 0; off < src.size(); off += chunk, ++k) {
+      const int b = static_cast<int>(k & 1);
+      const uint64_t n = std::min<uint64_t>(chunk, src.size() - off);
+      if (in_flight[b]) RETURN_IF_ERROR(done[b]->Synchronize());  // buffer b's previous DMA is over
+      std::memcpy(stage[b].data(), src.data() + off, n);
+      absl::Status s = streams[b]->CopyToDevice(dst + off, stage[b].data(), n);
+      if (!s.ok()) return WithContext(s, absl::StrCat("uploading tensor '", binding.name(), "'"));
+      RETURN_IF_ERROR(done[b]->Record(*streams[b]));
+      in_flight[b] = true;
+      done_bytes += n;
+      progress.Update(done_bytes, total);
+    }
+  }
+  for (int b = 0; b < 2; ++b) RETURN_IF_ERROR(WithContext(streams[b]->Synchronize(), "uploading weights"));
+  progress.Finish();
+  const double s = SecondsSince(t0);
+  if (options_.log)
+    options_.log(absl::StrFormat("uploaded %d tensors, %s in %.2f s (%.2f GB/s)", m_->bindings_size(),
+                                 FormatBytes(total), s, s > 0 ? 1e-9 * static_cast<double>(total) / s : 0.0));
+  return absl::OkStatus();
+}
+
+absl::Status Executor::LaunchOne(const PreparedLaunch& pl, const ExprEnv& env) {
+  const Launch& l = *pl.launch;
+  cuda::LaunchConfig config = pl.config;
+  const Expr* grid[3] = {&l.grid_x(), &l.grid_y(), &l.grid_z()};
+  for (int d = 0; d < 3; ++d) {
+    ASSIGN_OR_RETURN(int64_t g, Evaluate(*grid[d], env));
+    config.grid[d] = static_cast<uint32_t>(g);
+  }
+  // One 8-byte slot per argument; params[i] points at slot i (spec §4).
+  const int n = l.args_size();
+  uint64_t slots[64];
+  void* params[64];
+  RET_CHECK(n <= 64);
+  for (int i = 0; i < n; ++i) {
+    const Arg& a = l.args(i);
+    slots[i] = 0;
+    if (a.has_buffer()) {
+      const CUdeviceptr base = BufferPtr(a.buffer().buffer());
+      RET_CHECK(base != 0);  // validated: no freed GGUF_TENSOR buffer after load
+      ASSIGN_OR_RETURN(int64_t offset, Evaluate(a.buffer().offset(), env));
+      const CUdeviceptr p = base + static_cast<CUdeviceptr>(offset);
+      std::memcpy(&slots[i], &p, sizeof(p));
+    } else if (a.has_i32()) {
+      ASSIGN_OR_RETURN(int64_t v, Evaluate(a.i32(), env));
+      StoreI32(reinterpret_cast<uint8_t*>(&slots[i]), v);
+    } else {
+      const float f = a.f32();
+      std::memcpy(&slots[i], &f, sizeof(f));
+    }
+    params[i] = &slots[i];
+  }
+  return stream_->Launch(*pl.function, config, params);
+}
+
+absl::Status Executor::RunPlan(const Plan& plan, const ExprEnv& env) {
+  for (const PreparedLaunch& pl : plan.launches) {
+    absl::Status s = LaunchOne(pl, env);
+    if (!s.ok()) return WithContext(s, absl::StrFormat("%s at T=%d P=%d", pl.what, env.t, env.p));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Executor::Wait(absl::string_view what) {
+  RETURN_IF_ERROR(WithContext(done_->Record(*stream_), what));
+  absl::Status s = done_->Synchronize();
+  if (!s.ok()) {
+    device_position_ = -1;  // whatever ran, the device's step state is unknown now
+    device_token_ = -1;
+  }
+  return WithContext(s, what);
+}
+
+int64_t Executor::LogitsRows(int64_t t) const { return logits_per_token_ ? t : 1; }
+
+absl::Status Executor::Warm() {
+  auto t0 = std::chrono::steady_clock::now();
+  const Manifest& m = *m_;
+  // logits_buffer holds one row (the last token's) or one per token of the
+  // largest step; its size says which (docs/runtime.md).
+  {
+    ASSIGN_OR_RETURN(int64_t bytes, Evaluate(m.buffers(m.logits_buffer()).bytes(), BufferEnv(m, context_)));
+    logits_per_token_ = m.prefill().max_tokens() > 1 && bytes >= m.prefill().max_tokens() * n_vocab_ * 4;
+  }
+  // Every prefill size a request can hit is a new grid; run the largest and
+  // each power of two below it, so no kernel is first run by a request.
+  // (Never past the context: the KV cache holds only C positions.)
+  const int64_t largest = std::min(prefill_->max_tokens, context_);
+  std::vector<int64_t> sizes = {largest};
+  for (int64_t t = int64_t{1} << 62; t >= 1; t >>= 1)
+    if (t < largest) sizes.push_back(t);
+  for (int64_t t : sizes) {
+    std::vector<int32_t> zeros(t, 0);
+    position_ = 0;
+    RETURN_IF_ERROR(WithContext(PrefillChunk(zeros), absl::StrCat("warming prefill at T=", t)));
+    RETURN_IF_ERROR(Wait(absl::StrCat("warming prefill at T=", t)));
+  }
+  // Decode once eagerly (so a faulting kernel is reported as a launch, not a
+  // graph), then capture it and replay the graph once.
+  const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), n_vocab_);
+  StoreI32(io_.data() + io.step_token, 0);
+  StoreI32(io_.data() + io.step_position, 0);
+  RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.tokens_buffer()), io_.data() + io.step_token, 4));
+  RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.position_buffer()), io_.data() + io.step_position, 4));
+  RETURN_IF_ERROR(RunPlan(*decode_, ExprEnv{1, 0, context_}));
+  RETURN_IF_ERROR(Wait("warming decode"));
+  RETURN_IF_ERROR(CaptureDecode());
+  RETURN_IF_ERROR(decode_graph_->Launch(*stream_));
+  RETURN_IF_ERROR(Wait("warming the decode graph"));
+  position_ = 0;
+  device_position_ = -1;
+  device_token_ = -1;
+  if (options_.log)
+    options_.log(absl::StrFormat("warmed prefill (T = %s) and the decode graph (%d kernels) in %.2f s",
+                                 absl::StrJoin(sizes, ", "), decode_->launches.size() + 1, SecondsSince(t0)));
+  return absl::OkStatus();
+}
+
+absl::Status Executor::CaptureDecode() {
+  const Manifest& m = *m_;
+  CUdeviceptr tokens = BufferPtr(m.tokens_buffer()), position = BufferPtr(m.position_buffer()),
+              sampled = BufferPtr(m.sampled_buffer());
+  ASSIGN_OR_RETURN(decode_graph_, stream_->Capture([&]() -> absl::Status {
+    // P is 0 here and unused: CheckDecodeGraphable made sure no Expr reads it.
+    RETURN_IF_ERROR(RunPlan(*decode_, ExprEnv{1, 0, context_}));
+    void* params[3] = {&tokens, &position, &sampled};
+    cuda::LaunchConfig one;  // 1 block of 1 thread, no PDL: runs after decode completes
+    return stream_->Launch(advance_, one, params);
+  }));
+  return WithContext(decode_graph_->Instantiate(*stream_), "instantiating the decode graph");
+}
+
+absl::Status Executor::PrefillChunk(absl::Span<const int32_t> tokens) {
+  const Manifest& m = *m_;
+  const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), n_vocab_);
+  RET_CHECK(!tokens.empty() && static_cast<int64_t>(tokens.size()) <= prefill_->max_tokens);
+  std::memcpy(io_.data() + io.tokens, tokens.data(), tokens.size() * 4);
+  StoreI32(io_.data() + io.position, position_);
+  RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.tokens_buffer()), io_.data() + io.tokens, tokens.size() * 4));
+  RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.position_buffer()), io_.data() + io.position, 4));
+  return RunPlan(*prefill_, ExprEnv{static_cast<int64_t>(tokens.size()), position_, context_});
+}
+
+absl::Status Executor::ReadLogits(int64_t first_row, int64_t rows, std::vector<float>* out) {
+  const size_t old = out->size();
+  out->resize(old + static_cast<size_t>(rows * n_vocab_));
+  // Into pageable memory: the driver stages it and returns when it is done
+  // (rows of every token are for --dump-logits, not the hot path).
+  const uint64_t row_bytes = static_cast<uint64_t>(n_vocab_) * 4;
+  RETURN_IF_ERROR(stream_->CopyToHost(out->data() + old, BufferPtr(m_->logits_buffer()) + first_row * row_bytes,
+                                      rows * row_bytes));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StepResult> Executor::Prefill(absl::Span<const int32_t> tokens, Logits logits) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  if (n == 0) return absl::InvalidArgumentError("prefill of no tokens");
+  if (position_ + n > context_)
+    return absl::ResourceExhaustedError(absl::StrCat(n, " tokens at position ", position_, " exceed the context of ",
+                                                     context_, " tokens; rerun with a larger --ctx-size"));
+  for (int32_t t : tokens)
+    if (t < 0 || t >= n_vocab_)
+      return absl::InvalidArgumentError(absl::StrCat("token id ", t, " is outside the vocabulary of ", n_vocab_));
+  if (logits == Logits::kAll && !logits_per_token_ && n > 1) {
+    // The prefill plan keeps only its last row: feed token by token instead.
+    StepResult all;
+    for (int32_t t : tokens) {
+      ASSIGN_OR_RETURN(StepResult r, Decode(t, Logits::kLast));
+      all.logits.insert(all.logits.end(), r.logits.begin(), r.logits.end());
+      all.rows += 1;
+      all.argmax = r.argmax;
+    }
+    return all;
+  }
+  const Manifest& m = *m_;
+  const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), n_vocab_);
+  StepResult result;
+  const int64_t start = position_;
+  for (int64_t off = 0; off < n; off += prefill_->max_tokens) {
+    const int64_t len = std::min(prefill_->max_tokens, n - off);
+    const bool last = off + len == n;
+    const std::string what = absl::StrFormat("prefill of tokens [%d, %d) at position %d", start + off,
+                                             start + off + len, position_);
+    device_position_ = -1;  // position_buffer now holds the chunk's start, tokens[0] its first token
+    device_token_ = -1;
+    RETURN_IF_ERROR(WithContext(PrefillChunk(tokens.subspan(off, len)), what));
+    if (last) {
+      RETURN_IF_ERROR(stream_->CopyToHost(io_.data() + io.argmax, BufferPtr(m.sampled_buffer()), 4));
+      if (logits == Logits::kLast) {
+        const int64_t row = LogitsRows(len) == len ? len - 1 : 0;
+        RETURN_IF_ERROR(stream_->CopyToHost(io_.data() + io.logits,
+                                            BufferPtr(m.logits_buffer()) + row * n_vocab_ * 4, n_vocab_ * 4));
+      }
+    }
+    RETURN_IF_ERROR(Wait(what));
+    if (logits == Logits::kAll) {
+      RETURN_IF_ERROR(ReadLogits(0, len, &result.logits));
+      RETURN_IF_ERROR(Wait(what));
+      result.rows += len;
+    }
+    position_ += len;
+  }
+  result.argmax = LoadI32(io_.data() + io.argmax);
+  if (logits == Logits::kLast) {
+    const float* row = reinterpret_cast<const float*>(io_.data() + io.logits);
+    result.logits.assign(row, row + n_vocab_);
+    result.rows = 1;
+  }
+  return result;
+}
+
+absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
+  if (position_ >= context_)
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the context of ", context_, " tokens is full; rerun with a larger --ctx-size"));
+  if (token < 0 || token >= n_vocab_)
+    return absl::InvalidArgumentError(absl::StrCat("token id ", token, " is outside the vocabulary of ", n_vocab_));
+  const Manifest& m = *m_;
+  const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), n_vocab_);
+  const std::string what = absl::StrCat("decode at position ", position_);
+  // Greedy steady state: the previous graph launch already advanced the
+  // position and copied its argmax into tokens[0], so nothing is written.
+  if (device_position_ != position_) {
+    StoreI32(io_.data() + io.step_position, position_);
+    RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.position_buffer()), io_.data() + io.step_position, 4));
+  }
+  if (device_token_ != token) {
+    StoreI32(io_.data() + io.step_token, token);
+    RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.tokens_buffer()), io_.data() + io.step_token, 4));
+  }
+  device_position_ = -1;
+  device_token_ = -1;
+  RETURN_IF_ERROR(WithContext(decode_graph_->Launch(*stream_), what));
+  RETURN_IF_ERROR(stream_->CopyToHost(io_.data() + io.argmax, BufferPtr(m.sampled_buffer()), 4));
+  if (logits != Logits::kNone)
+    RETURN_IF_ERROR(stream_->CopyToHost(io_.data() + io.logits, BufferPtr(m.logits_buffer()), n_vocab_ * 4));
+  RETURN_IF_ERROR(Wait(what));
+  StepResult result;
+  result.argmax = LoadI32(io_.data() + io.argmax);
+  if (logits != Logits::kNone) {
+    const float* row = reinterpret_cast<const float*>(io_.data() + io.logits);
+    result.logits.assign(row, row + n_vocab_);
+    result.rows = 1;
+  }
+  position_ += 1;
+  device_position_ = position_;
+  device_token_ = result.argmax;
+  return result;
+}
+
+absl::Status Executor::Rewind(int64_t position) {
+  if (position < 0 || position > position_)
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot rewind to position ", position, ": the sequence has ", position_, " tokens"));
+  position_ = position;
+  return absl::OkStatus();
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,141 @@
+// Runs a validated bundle on the GPU: binds it to the GGUF, loads the
+// kernels, uploads and packs the weights, warms every plan, captures decode
+// into one CUDA graph, and then steps prefill (eager) and decode (one graph
+// launch per token). docs/runtime.md describes the whole sequence.
+#ifndef KILN_RUNTIME_EXECUTOR_H_
+#define KILN_RUNTIME_EXECUTOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "models/gguf/gguf_file.h"
+#include "runtime/bundle/expr.h"
+#include "runtime/cuda/driver.h"
+#include "runtime/manifest.pb.h"
+#include "runtime/preflight.h"
+
+namespace kiln::runtime {
+
+struct ExecutorOptions {
+  int device = 0;
+  int64_t context = 0;         // C; 0 = the model's context_length
+  bool allow_ptx_jit = false;  // load PTX when no cubin matches the GPU
+  bool show_progress = true;   // upload progress line (drawn only on a terminal)
+  // Receives one-line status reports (GPU, kernels, memory, load and warm-up
+  // times); null: silent.
+  std::function<void(absl::string_view)> log;
+};
+
+// Which logits a step copies back to the host.
+enum class Logits {
+  kNone,  // only the device's argmax of the last row (greedy decoding)
+  kLast,  // the last row
+  kAll,   // every row fed (prefill: one row per token)
+};
+
+struct StepResult {
+  int32_t argmax = 0;         // the device's argmax of the last row (sampled_buffer)
+  int64_t rows = 0;           // rows in `logits`
+  std::vector<float> logits;  // rows x n_vocab, row-major
+};
+
+// The bundle's kernel images: section i's bytes (bundle/bundle_reader.h
+// Bundle::SectionBytes in kiln, a byte vector in tests).
+using SectionBytesFn = std::function<absl::StatusOr<absl::Span<const uint8_t>>(int index)>;
+
+class Executor {
+ public:
+  // `m` must have passed ValidateManifest; `m` and `file` must outlive the
+  // executor. Does everything up to the first request: checks the binding,
+  // picks the kernel image, checks memory for the context, uploads and packs
+  // the weights, warms every plan and captures the decode graph.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(const Manifest& m, const SectionBytesFn& sections,
+                                                          const gguf::GgufFile& file,
+                                                          const ExecutorOptions& options);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Feeds `tokens` at positions [position(), position() + n), in chunks of
+  // the prefill plan's max_tokens. kLast returns the last token's row, kAll
+  // every token's row.
+  absl::StatusOr<StepResult> Prefill(absl::Span<const int32_t> tokens, Logits logits);
+  // Feeds one token at position() with one launch of the decode graph.
+  // Writes nothing from the host when `token` is the previous step's device
+  // argmax (greedy decoding); copies back only the argmax unless `logits`.
+  absl::StatusOr<StepResult> Decode(int32_t token, Logits logits);
+  // Forgets positions >= `position` (their KV entries are overwritten by
+  // whatever is fed next). Rewind(0) starts a new sequence.
+  absl::Status Rewind(int64_t position);
+  void Reset() { (void)Rewind(0); }
+
+  int64_t position() const { return position_; }
+  int64_t context() const { return context_; }
+  int64_t n_vocab() const { return n_vocab_; }
+  const cuda::DeviceInfo& device() const { return ctx_->device(); }
+  const SectionChoice& sections() const { return choice_; }
+  const MemoryPlan& memory() const { return memory_; }
+
+ private:
+  struct PreparedLaunch;
+  struct Plan;
+  Executor() = default;
+
+  absl::Status LoadKernels(const SectionBytesFn& sections);
+  absl::Status AllocatePhase(bool load_phase);
+  absl::Status UploadTensors(const gguf::GgufFile& file);
+  absl::Status PreparePlans();
+  absl::Status RunPlan(const Plan& plan, const ExprEnv& env);
+  absl::Status LaunchOne(const PreparedLaunch& launch, const ExprEnv& env);
+  absl::Status Warm();
+  absl::Status CaptureDecode();
+  // Writes tokens and the position, runs the prefill plan for one chunk.
+  absl::Status PrefillChunk(absl::Span<const int32_t> tokens);
+  // Copies `rows` logits rows starting at `first_row` to the host.
+  absl::Status ReadLogits(int64_t first_row, int64_t rows, std::vector<float>* out);
+  absl::Status Wait(absl::string_view what);
+  // Rows the prefill plan leaves in logits_buffer for a step of T tokens:
+  // T when the buffer holds T rows, else 1 (the last row, at row 0).
+  int64_t LogitsRows(int64_t t) const;
+  CUdeviceptr BufferPtr(uint32_t index) const { return buffer_ptrs_[index]; }
+
+  const Manifest* m_ = nullptr;
+  ExecutorOptions options_;
+  int64_t context_ = 0;
+  int64_t n_vocab_ = 0;
+  SectionChoice choice_;
+  MemoryPlan memory_;
+
+  // Destroyed in reverse order: the graph before the buffers and modules it
+  // uses, everything before the context.
+  std::unique_ptr<cuda::Context> ctx_;
+  std::vector<std::unique_ptr<cuda::Module>> modules_;
+  std::unique_ptr<cuda::Module> step_module_;  // kiln's own step-advance kernel
+  std::vector<cuda::Function> functions_;      // per Manifest.kernels
+  cuda::Function advance_;
+  std::unique_ptr<cuda::Stream> stream_;
+  std::unique_ptr<cuda::Event> done_;
+  std::vector<cuda::DeviceBuffer> buffers_;  // per Manifest.buffers
+  std::vector<CUdeviceptr> buffer_ptrs_;     // aligned base of each buffer (0 when not allocated)
+  cuda::HostBuffer io_;                      // pinned: tokens, position, argmax, one logits row
+  std::unique_ptr<Plan> load_, prefill_, decode_;
+  std::unique_ptr<cuda::Graph> decode_graph_;
+
+  // Host mirror of the device's step state (see Decode).
+  int64_t position_ = 0;
+  int64_t device_position_ = -1;  // what position_buffer holds; -1: unknown
+  int64_t device_token_ = -1;     // what tokens[0] holds; -1: unknown
+  bool logits_per_token_ = false;  // prefill leaves one logits row per token
+
+};
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_EXECUTOR_H_

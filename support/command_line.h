@@ -1,0 +1,42 @@
+// Plumbing shared by the subcommands of kilnc and kiln: Abseil flag parsing
+// with llama.cpp's short names, per-command --help, the one-line error
+// format, and token-id lists.
+#ifndef KILN_SUPPORT_COMMAND_LINE_H_
+#define KILN_SUPPORT_COMMAND_LINE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "support/cli_args.h"
+
+namespace kiln {
+
+// The short names both programs accept: -m model, -o output, -p prompt,
+// -n n_predict, -t threads, -c ctx_size, -b bundle, -s seed.
+const std::vector<ShortFlag>& CommonShortFlags();
+
+// Parses `args` (after the command name) into the global Abseil flags.
+// Returns the positional arguments, or an exit code: 0 after printing
+// `usage` to stdout for -h/--help. Unknown flags and bad values make Abseil
+// print the problem and exit.
+struct ParsedArgs {
+  std::vector<std::string> positional;
+  std::optional<int> exit_code;
+};
+ParsedArgs ParseCommandArgs(absl::string_view program, absl::string_view command,
+                            const std::vector<std::string>& args, const char* usage);
+
+// Prints "<program> <command>: error: <message>" to stderr and returns 1.
+int FailCommand(absl::string_view program, absl::string_view command, const absl::Status& status);
+
+// Parses "1,2,3" (commas or spaces) into token ids; errors name --tokens.
+absl::StatusOr<std::vector<int32_t>> ParseTokenList(const std::string& text);
+
+}  // namespace kiln
+
+#endif  // KILN_SUPPORT_COMMAND_LINE_H_

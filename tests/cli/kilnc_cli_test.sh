@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# End-to-end checks of the kilnc commands: the happy paths produce what the
+# docs promise, and bad input fails with a clear message and exit code 1..2.
+set -uo pipefail
+KILNC=$1
+SRC=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+passes=0
+check() {  # check <description> <condition command...>
+  local what=$1; shift
+  if "$@"; then echo "ok   $what"; passes=$((passes + 1)); else echo "FAIL $what"; fails=$((fails + 1)); fi
+}
+expect_error() {  # expect_error <description> <needle> <command...>
+  local what=$1 needle=$2; shift 2
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ $rc -ge 1 ] && [ $rc -le 127 ] && grep -qF -- "$needle" <<<"$out"; then
+    echo "ok   $what"; passes=$((passes + 1))
+  else
+    echo "FAIL $what (rc=$rc): $out"; fails=$((fails + 1))
+  fi
+}
+
+"$KILNC" synth --preset tiny --type Q4_K_M --seed 5 -o "$T/m.gguf" 2>/dev/null
+check "synth writes a file" test -s "$T/m.gguf"
+check "no temp file left" test ! -e "$T/m.gguf.tmp"
+out=$("$KILNC" inspect "$T/m.gguf")
+check "inspect shows the config" grep -q "layers 2, embd 256" <<<"$out"
+check "inspect shows bytes per token" grep -q "weight bytes read per decoded token" <<<"$out"
+check "inspect shows Q6_K tensors" grep -q "Q6_K" <<<"$out"
+ids=$("$KILNC" tokenize -m "$T/m.gguf" "the quick brown fox")
+check "tokenize prints one line of ids" grep -Eq '^[0-9]+( [0-9]+)*$' <<<"$ids"
+json=$("$KILNC" tokenize -m "$T/m.gguf" --json "hi")
+check "tokenize --json" grep -q '"ids": \[' <<<"$json"
+gen=$("$KILNC" reference -m "$T/m.gguf" --tokens 1,2,3 -n 4 --ignore-eos --dump-logits "$T/l.npy" 2>/dev/null)
+check "reference --tokens prints 4 ids" grep -Eq '^[0-9]+ [0-9]+ [0-9]+ [0-9]+$' <<<"$gen"
+check "dump-logits writes rows for prompt + generated" python3 -c "
+import struct,sys
+b=open('$T/l.npy','rb').read(); n=struct.unpack('<H',b[8:10])[0]; h=b[10:10+n].decode()
+assert \"'shape': (7, \" in h, h
+"
+text=$("$KILNC" reference -m "$T/m.gguf" -p "The quick" -n 3 2>/dev/null)
+check "reference -p streams text" test -n "$text"
+
+python3 "$SRC/tests/models/write_foreign_gguf.py" "$T/foreign.gguf"
+check "foreign GGUF inspects" bash -c "'$KILNC' inspect '$T/foreign.gguf' | grep -q 'layers 2, embd 128'"
+fg=$("$KILNC" reference -m "$T/foreign.gguf" -p "the the" -n 4 --ignore-eos 2>&1)
+check "foreign GGUF runs in the reference" grep -q "reference: " <<<"$fg"
+check "foreign GGUF tokenizes with its merges" bash -c "[ \"\$('$KILNC' tokenize -m '$T/foreign.gguf' ' the')\" = 258 ]"
+
+expect_error "missing file" "cannot open" "$KILNC" inspect "$T/nope.gguf"
+head -c 100 "$T/m.gguf" > "$T/trunc.gguf"
+expect_error "truncated file" "trunc.gguf" "$KILNC" reference -m "$T/trunc.gguf" -p x
+echo "not a gguf at all" > "$T/bad.gguf"
+expect_error "bad magic" "magic" "$KILNC" inspect "$T/bad.gguf"
+expect_error "unknown preset" "unknown preset" "$KILNC" synth --preset 70b -o "$T/x.gguf"
+expect_error "unknown type" "unknown --type" "$KILNC" synth --type Q3_K -o "$T/x.gguf"
+expect_error "unknown command" "unknown command" "$KILNC" frobnicate
+expect_error "unknown flag" "frob" "$KILNC" inspect --frob "$T/m.gguf"
+expect_error "bad token list" "bad token id" "$KILNC" reference -m "$T/m.gguf" --tokens 1,x
+expect_error "token out of vocabulary" "outside the vocabulary" "$KILNC" reference -m "$T/m.gguf" --tokens 999999
+check "help exits 0" bash -c "'$KILNC' reference --help >/dev/null"
+
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
