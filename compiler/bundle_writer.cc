@@ -110,8 +110,10 @@ absl::Status WriteFile(const std::string& path, const std::string& bytes) {
   for (size_t done = 0; done < bytes.size() && status.ok();) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) status = ErrnoError("cannot write", tmp);
-    else done += static_cast<size_t>(n);
+    if (n <= 0)
+      status = ErrnoError("cannot write", tmp);
+    else
+      done += static_cast<size_t>(n);
   }
   if (status.ok() && ::fsync(fd) != 0) status = ErrnoError("cannot fsync", tmp);
   if (::close(fd) != 0 && status.ok()) status = ErrnoError("cannot close", tmp);
@@ -197,9 +199,10 @@ void RegisterExprFields(TextFormat::Printer& printer, const Descriptor* d,
     const FieldDescriptor* f = d->field(i);
     if (f->message_type() == nullptr) continue;
     if (f->message_type() == runtime::Expr::descriptor()) {
-      printer.RegisterFieldValuePrinter(f, new OneLinePrinter([](const Message& m) {
-        return runtime::ExprToString(static_cast<const runtime::Expr&>(m));
-      }));
+      printer.RegisterFieldValuePrinter(
+          f, new OneLinePrinter([](const Message& m) {
+            return runtime::ExprToString(static_cast<const runtime::Expr&>(m));
+          }));
     } else {
       RegisterExprFields(printer, f->message_type(), seen);
     }
@@ -222,14 +225,14 @@ absl::Status WriteBundle(const std::string& path, Manifest manifest,
                          const std::vector<SectionInput>& sections) {
   ASSIGN_OR_RETURN(Laid laid, LayOut(std::move(manifest), sections));
   if (absl::Status s = runtime::ValidateManifest(laid.manifest, laid.bytes.size()); !s.ok())
-    return absl::Status(s.code(),
-                        absl::StrCat("refusing to write invalid bundle '", path, "': ", s.message()));
+    return absl::Status(
+        s.code(), absl::StrCat("refusing to write invalid bundle '", path, "': ", s.message()));
   for (size_t i = 0; i < sections.size(); ++i)
     if (sections[i].kind == runtime::Section::PTX &&
         sections[i].bytes.find('\0') != std::string::npos)
-      return absl::InvalidArgumentError(absl::StrCat("refusing to write '", path, "': ",
-                                                     runtime::DescribeSection(laid.manifest.sections(i), i),
-                                                     ": PTX holds a NUL byte"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "refusing to write '", path,
+          "': ", runtime::DescribeSection(laid.manifest.sections(i), i), ": PTX holds a NUL byte"));
   return WriteFile(path, laid.bytes);
 }
 

@@ -51,8 +51,7 @@ bool AttrDict::Erase(std::string_view name) {
 bool AttrDict::operator==(const AttrDict& o) const {
   if (entries_.size() != o.entries_.size()) return false;
   for (size_t i = 0; i < entries_.size(); ++i)
-    if (entries_[i].name != o.entries_[i].name || entries_[i].value != o.entries_[i].value)
-      return false;
+    if (entries_[i].name != o.entries_[i].name || entries_[i].value != o.entries_[i].value) return false;
   return true;
 }
 
@@ -96,25 +95,37 @@ Attribute Attribute::Dict(AttrDict v) {
 bool Attribute::operator==(const Attribute& o) const {
   if (kind_ != o.kind_) return false;
   switch (kind_) {
-    case Kind::kInt: return int_ == o.int_;
+    case Kind::kInt:
+      return int_ == o.int_;
     // Bitwise, so that NaN equals itself and -0 differs from 0.
-    case Kind::kFloat: return std::memcmp(&float_, &o.float_, sizeof(float)) == 0;
-    case Kind::kString: return string_ == o.string_;
-    case Kind::kInts: return ints_ == o.ints_;
-    case Kind::kType: return type_ == o.type_;
-    case Kind::kDict: return dict_ == o.dict_;
+    case Kind::kFloat:
+      return std::memcmp(&float_, &o.float_, sizeof(float)) == 0;
+    case Kind::kString:
+      return string_ == o.string_;
+    case Kind::kInts:
+      return ints_ == o.ints_;
+    case Kind::kType:
+      return type_ == o.type_;
+    case Kind::kDict:
+      return dict_ == o.dict_;
   }
   return false;
 }
 
 std::string_view AttrKindName(Attribute::Kind kind) {
   switch (kind) {
-    case Attribute::Kind::kInt: return "int";
-    case Attribute::Kind::kFloat: return "float";
-    case Attribute::Kind::kString: return "string";
-    case Attribute::Kind::kInts: return "ints";
-    case Attribute::Kind::kType: return "type";
-    case Attribute::Kind::kDict: return "dict";
+    case Attribute::Kind::kInt:
+      return "int";
+    case Attribute::Kind::kFloat:
+      return "float";
+    case Attribute::Kind::kString:
+      return "string";
+    case Attribute::Kind::kInts:
+      return "ints";
+    case Attribute::Kind::kType:
+      return "type";
+    case Attribute::Kind::kDict:
+      return "dict";
   }
   return "?";
 }
@@ -134,10 +145,18 @@ std::string QuoteString(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c >= 0x7f) {
           out += absl::StrFormat("\\x%02x", c);
@@ -152,12 +171,18 @@ std::string QuoteString(std::string_view s) {
 
 std::string Attribute::ToString() const {
   switch (kind_) {
-    case Kind::kInt: return absl::StrCat(int_);
-    case Kind::kFloat: return FloatToString(float_);
-    case Kind::kString: return QuoteString(string_);
-    case Kind::kInts: return absl::StrCat("[", absl::StrJoin(ints_, ", "), "]");
-    case Kind::kType: return type_.ToString();
-    case Kind::kDict: return AttrDictToString(dict_);
+    case Kind::kInt:
+      return absl::StrCat(int_);
+    case Kind::kFloat:
+      return FloatToString(float_);
+    case Kind::kString:
+      return QuoteString(string_);
+    case Kind::kInts:
+      return absl::StrCat("[", absl::StrJoin(ints_, ", "), "]");
+    case Kind::kType:
+      return type_.ToString();
+    case Kind::kDict:
+      return AttrDictToString(dict_);
   }
   return "?";
 }

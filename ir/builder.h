@@ -54,9 +54,9 @@ class Builder {
 
   // The generic form: any op of the table. Results are typed by the shape
   // rule; `declared` gives the types where the rule needs them (reshape) and
-  // must agree with it otherwise.
+  // must agree with it otherwise. `name` is the first result's name hint.
   Op* Create(OpKind kind, std::vector<Value*> operands, AttrDict attrs = {},
-             std::vector<TensorType> declared = {});
+             std::vector<TensorType> declared = {}, std::string_view name = "");
 
   Value* Embed(Value* table, Value* ids, std::string_view name = "");
   Value* MatMul(Value* x, Value* w, std::string_view name = "");
@@ -84,7 +84,6 @@ class Builder {
   const absl::Status& status() const { return status_; }
 
  private:
-  Value* One(Op* op, std::string_view name);
   Op* Insert(std::unique_ptr<Op> op);
 
   Block* block_;

@@ -1,11 +1,11 @@
 // Host tensors of the CPU interpreter.
 #include "ir/host_tensor.h"
-#include "ir/absl_compat.h"
 
 #include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "ir/absl_compat.h"
 #include "models/quant/dequantize.h"
 #include "models/quant/float16.h"
 #include "support/status_macros.h"
@@ -36,9 +36,12 @@ int32_t WrapInt(DType dtype, int32_t v) {
 
 float RoundToFloatType(DType dtype, float v) {
   switch (dtype) {
-    case DType::kF16: return quant::HalfToFloat(quant::FloatToHalf(v));
-    case DType::kBF16: return quant::Bf16ToFloat(quant::FloatToBf16(v));
-    default: return v;
+    case DType::kF16:
+      return quant::HalfToFloat(quant::FloatToHalf(v));
+    case DType::kBF16:
+      return quant::Bf16ToFloat(quant::FloatToBf16(v));
+    default:
+      return v;
   }
 }
 
@@ -49,16 +52,23 @@ HostTensor HostTensor::Filled(DType dtype, std::vector<int64_t> dims, float valu
   const int64_t n = Product(dims);
   t.dims_ = std::move(dims);
   switch (t.storage_) {
-    case Storage::kFloat: t.floats_.assign(n, RoundToFloatType(dtype, value)); break;
-    case Storage::kInt: t.ints_.assign(n, WrapInt(dtype, static_cast<int32_t>(value))); break;
-    case Storage::kRaw: t.owned_.assign(t.num_rows() * t.row_bytes(), 0); break;
+    case Storage::kFloat:
+      t.floats_.assign(n, RoundToFloatType(dtype, value));
+      break;
+    case Storage::kInt:
+      t.ints_.assign(n, WrapInt(dtype, static_cast<int32_t>(value)));
+      break;
+    case Storage::kRaw:
+      t.owned_.assign(t.num_rows() * t.row_bytes(), 0);
+      break;
   }
   return t;
 }
 
 HostTensor HostTensor::Poisoned(DType dtype, std::vector<int64_t> dims) {
   HostTensor t = Filled(dtype, std::move(dims), 0.0f);
-  if (t.storage_ == Storage::kFloat) t.floats_.assign(t.floats_.size(), std::numeric_limits<float>::quiet_NaN());
+  if (t.storage_ == Storage::kFloat)
+    t.floats_.assign(t.floats_.size(), std::numeric_limits<float>::quiet_NaN());
   if (t.storage_ == Storage::kInt) t.ints_.assign(t.ints_.size(), std::numeric_limits<int32_t>::min());
   return t;
 }
@@ -131,7 +141,8 @@ absl::Status HostTensor::ReadRow(int64_t r, float* out) const {
   const uint64_t rb = row_bytes();
   absl::Span<const uint8_t> all = bytes();
   if ((r + 1) * rb > all.size())
-    return absl::DataLossError(absl::StrCat("row ", r, " of a ", ToAbsl(d.name), " tensor lies past its ", all.size(), " bytes"));
+    return absl::DataLossError(
+        absl::StrCat("row ", r, " of a ", ToAbsl(d.name), " tensor lies past its ", all.size(), " bytes"));
   const uint8_t* row = all.data() + r * rb;
   if (d.is_int) {
     for (int64_t i = 0; i < len; ++i) {
@@ -163,7 +174,8 @@ absl::StatusOr<std::vector<int32_t>> HostTensor::ToInts() const {
   const int64_t n = num_elements();
   const int64_t size = GetDTypeInfo(dtype_).block_bytes;
   if (static_cast<int64_t>(b.size()) < n * size)
-    return absl::DataLossError(absl::StrCat("an ", ToAbsl(DTypeName(dtype_)), " tensor of ", n, " elements has ", b.size(), " bytes"));
+    return absl::DataLossError(absl::StrCat("an ", ToAbsl(DTypeName(dtype_)), " tensor of ", n,
+                                            " elements has ", b.size(), " bytes"));
   std::vector<int32_t> out(n);
   for (int64_t i = 0; i < n; ++i) {
     if (dtype_ == DType::kI32) std::memcpy(&out[i], b.data() + 4 * i, 4);

@@ -1,9 +1,9 @@
 // The CPU interpreter: binding, the block loop, and dispatch to the kernels.
 #include "ir/interpreter.h"
-#include "ir/absl_compat.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/absl_compat.h"
 #include "ir/kernels.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -21,7 +21,9 @@ struct Interpreter::Frame {
 
 namespace {
 
-std::string DimsToString(const std::vector<int64_t>& dims) { return absl::StrCat("[", absl::StrJoin(dims, ", "), "]"); }
+std::string DimsToString(const std::vector<int64_t>& dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
 
 absl::StatusOr<std::vector<int64_t>> Resolve(const TensorType& t, const SymbolValues& symbols) {
   std::vector<int64_t> dims;
@@ -32,8 +34,8 @@ absl::StatusOr<std::vector<int64_t>> Resolve(const TensorType& t, const SymbolVa
     }
     const int64_t v = symbols[static_cast<int>(d.symbol()) - 1];
     if (v < 0)
-      return absl::InvalidArgumentError(absl::StrCat("symbol ", ToAbsl(SymbolName(d.symbol())), " of ", t.ToString(),
-                                                     " is not bound for this call"));
+      return absl::InvalidArgumentError(absl::StrCat("symbol ", ToAbsl(SymbolName(d.symbol())), " of ",
+                                                     t.ToString(), " is not bound for this call"));
     dims.push_back(v);
   }
   return dims;
@@ -72,13 +74,15 @@ std::vector<std::vector<const Value*>> LastUses(const Block& block) {
 
 }  // namespace
 
-Interpreter::Interpreter(const Module& module, InterpreterOptions options) : module_(module), options_(options) {
+Interpreter::Interpreter(const Module& module, InterpreterOptions options)
+    : module_(module), options_(options) {
   if (options_.threads <= 0) options_.threads = DefaultThreads();
 }
 
 Interpreter::~Interpreter() = default;
 
-absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(const Module& module, const WeightSource& weights,
+absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(const Module& module,
+                                                                 const WeightSource& weights,
                                                                  InterpreterOptions options) {
   RETURN_IF_ERROR(Verify(module));
   std::unique_ptr<Interpreter> interp(new Interpreter(module, options));
@@ -90,20 +94,24 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(const Module& m
 absl::Status Interpreter::BindWeights(const WeightSource& weights) {
   for (const auto& w : module_.weights()) {
     const TensorType& t = w->type();
-    const std::string where = absl::StrCat("weight @", w->name(), " : ", t.ToString(), " = \"", w->binding(), "\"");
+    const std::string where =
+        absl::StrCat("weight @", w->name(), " : ", t.ToString(), " = \"", w->binding(), "\"");
     absl::StatusOr<WeightView> view = weights.Find(w->binding());
     if (!view.ok()) return absl::NotFoundError(absl::StrCat(where, ": ", view.status().message()));
     std::optional<DType> dtype = DTypeFromGgml(view->type);
     if (!dtype || *dtype != t.dtype)
-      return absl::InvalidArgumentError(absl::StrCat(where, ": the tensor is ", ToAbsl(gguf::TypeName(view->type))));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": the tensor is ", ToAbsl(gguf::TypeName(view->type))));
     std::vector<int64_t> dims = *Resolve(t, {-1, -1, -1});  // weights are static (verified)
     std::vector<int64_t> ne_rev(view->ne.rbegin(), view->ne.rend());
     if (Canonical(ne_rev) != Canonical(dims))
-      return absl::InvalidArgumentError(absl::StrCat(where, ": the tensor has ne = ", DimsToString(view->ne)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": the tensor has ne = ", DimsToString(view->ne)));
     HostTensor tensor = HostTensor::RawView(t.dtype, dims, view->bytes);
     const uint64_t want = static_cast<uint64_t>(tensor.num_rows()) * tensor.row_bytes();
     if (view->bytes.size() != want)
-      return absl::DataLossError(absl::StrCat(where, ": the tensor has ", view->bytes.size(), " bytes, expected ", want));
+      return absl::DataLossError(
+          absl::StrCat(where, ": the tensor has ", view->bytes.size(), " bytes, expected ", want));
     globals_[w.get()] = std::move(tensor);
   }
   return absl::OkStatus();
@@ -189,7 +197,8 @@ absl::Status Interpreter::RunBlock(const Block& block, Frame& frame, std::vector
       for (HostTensor* t : operands) returned.push_back(*t);
       return absl::OkStatus();
     }
-    EvalContext ctx{op, std::move(operands), {}, std::vector<HostTensor>(op.num_results()), frame.threads, nullptr};
+    EvalContext ctx{op,     std::move(operands), {}, std::vector<HostTensor>(op.num_results()), frame.threads,
+                    nullptr};
     for (int r = 0; r < op.num_results(); ++r) {
       ASSIGN_OR_RETURN(std::vector<int64_t> dims, Resolve(op.result(r)->type(), frame.symbols));
       ctx.result_dims.push_back(std::move(dims));
@@ -211,15 +220,17 @@ absl::Status Interpreter::RunBlock(const Block& block, Frame& frame, std::vector
     absl::Status s = kKernels[static_cast<int>(op.kind())](ctx);
     if (!s.ok()) {
       const Function* f = block.function();
-      return absl::Status(s.code(), absl::StrCat(s.message(), "\n  in: ",
-                                                 f != nullptr ? PrintOpLine(op, NameTable(*f)) : PrintOpLine(op)));
+      return absl::Status(s.code(),
+                          absl::StrCat(s.message(), "\n  in: ",
+                                       f != nullptr ? PrintOpLine(op, NameTable(*f)) : PrintOpLine(op)));
     }
     for (int r = 0; r < op.num_results(); ++r) {
       HostTensor& t = ctx.results[r];
       if (t.dtype() != op.result(r)->type().dtype || t.dims() != ctx.result_dims[r])
-        return absl::InternalError(absl::StrCat("kernel of '", ToAbsl(op.mnemonic()), "' produced ", ToAbsl(DTypeName(t.dtype())),
-                                                DimsToString(t.dims()), " for result ", r, " of type ",
-                                                ToAbsl(DTypeName(op.result(r)->type().dtype)), DimsToString(ctx.result_dims[r])));
+        return absl::InternalError(
+            absl::StrCat("kernel of '", ToAbsl(op.mnemonic()), "' produced ", ToAbsl(DTypeName(t.dtype())),
+                         DimsToString(t.dims()), " for result ", r, " of type ",
+                         ToAbsl(DTypeName(op.result(r)->type().dtype)), DimsToString(ctx.result_dims[r])));
       t.RoundToDType();
       frame.values[op.result(r)] = std::move(t);
     }

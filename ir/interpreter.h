@@ -34,7 +34,8 @@ class Interpreter {
  public:
   // Verifies `module` and binds its weights; `module` and `weights` must
   // outlive the interpreter. Binding errors name the weight and the tensor.
-  static absl::StatusOr<std::unique_ptr<Interpreter>> Create(const Module& module, const WeightSource& weights,
+  static absl::StatusOr<std::unique_ptr<Interpreter>> Create(const Module& module,
+                                                             const WeightSource& weights,
                                                              InterpreterOptions options = {});
   ~Interpreter();
 

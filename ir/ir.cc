@@ -5,8 +5,7 @@
 
 namespace kiln::ir {
 
-Op::Op(OpKind kind, std::vector<Value*> operands, absl::Span<const TensorType> result_types,
-       AttrDict attrs)
+Op::Op(OpKind kind, std::vector<Value*> operands, absl::Span<const TensorType> result_types, AttrDict attrs)
     : kind_(kind), operands_(std::move(operands)), attrs_(std::move(attrs)) {
   for (const TensorType& t : result_types) AddResult(t);
 }
@@ -106,8 +105,7 @@ Value* Module::AddWeight(std::string name, TensorType type, std::string binding)
 }
 
 Value* Module::AddState(std::string name, TensorType type) {
-  states_.push_back(
-      std::unique_ptr<Value>(new Value(Value::Kind::kState, std::move(type), std::move(name))));
+  states_.push_back(std::unique_ptr<Value>(new Value(Value::Kind::kState, std::move(type), std::move(name))));
   return states_.back().get();
 }
 

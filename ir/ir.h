@@ -66,16 +66,17 @@ class Value {
   // Globals: the symbol, unique in the module (the verifier checks).
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
-  Op* defining_op() const { return op_; }  // kResult only
-  Block* owner_block() const { return block_; }  // kArgument only
-  int index() const { return index_; }          // result or argument index
+  Op* defining_op() const { return op_; }                  // kResult only
+  Block* owner_block() const { return block_; }            // kArgument only
+  int index() const { return index_; }                     // result or argument index
   const std::string& binding() const { return binding_; }  // kWeight: GGUF tensor name
 
  private:
   friend class Op;
   friend class Block;
   friend class Module;
-  Value(Kind kind, TensorType type, std::string name) : kind_(kind), type_(std::move(type)), name_(std::move(name)) {}
+  Value(Kind kind, TensorType type, std::string name)
+      : kind_(kind), type_(std::move(type)), name_(std::move(name)) {}
   Kind kind_;
   TensorType type_;
   std::string name_;
@@ -149,16 +150,16 @@ class Block {
   const std::vector<std::unique_ptr<Op>>& ops() const { return ops_; }
   bool empty() const { return ops_.empty(); }
   Op* back() const { return ops_.empty() ? nullptr : ops_.back().get(); }
-  Op* terminator() const;  // the last op if it is a terminator, else null
+  Op* terminator() const;           // the last op if it is a terminator, else null
   int IndexOf(const Op* op) const;  // -1 if not in this block
 
   Op* Append(std::unique_ptr<Op> op);
   Op* InsertBefore(const Op* before, std::unique_ptr<Op> op);  // before == null: append
-  std::unique_ptr<Op> Remove(const Op* op);  // detaches; null if not here
+  std::unique_ptr<Op> Remove(const Op* op);                    // detaches; null if not here
   void Erase(const Op* op) { Remove(op); }
 
-  Op* parent_op() const { return parent_op_; }       // kernel owning this region
-  Function* function() const;                         // the enclosing function
+  Op* parent_op() const { return parent_op_; }  // kernel owning this region
+  Function* function() const;                   // the enclosing function
 
  private:
   friend class Op;

@@ -30,7 +30,8 @@ struct EvalContext {
   int threads = 1;
   // Runs a kernel region with its arguments bound to `args`; fills the
   // yielded tensors.
-  std::function<absl::Status(const Block&, absl::Span<HostTensor* const>, std::vector<HostTensor>&)> run_region;
+  std::function<absl::Status(const Block&, absl::Span<HostTensor* const>, std::vector<HostTensor>&)>
+      run_region;
 
   HostTensor& Output(int i);
 };

@@ -33,9 +33,10 @@ absl::Status EvalKvStore(EvalContext& ctx) {
     ASSIGN_OR_RETURN(const float* x, FloatsOf(src, scratch));
     const int64_t width = cache.row_length(), rows = src.num_elements() / width;
     if (P < 0 || P + rows > cache.num_rows())
-      return absl::OutOfRangeError(absl::StrCat("kv_store: positions [", P, ", ", P + rows, ") exceed the cache's ",
-                                                cache.num_rows(), " rows"));
-    if (cache.storage() != HostTensor::Storage::kFloat) return absl::InternalError("kv_store into a non-float cache");
+      return absl::OutOfRangeError(absl::StrCat("kv_store: positions [", P, ", ", P + rows,
+                                                ") exceed the cache's ", cache.num_rows(), " rows"));
+    if (cache.storage() != HostTensor::Storage::kFloat)
+      return absl::InternalError("kv_store into a non-float cache");
     float* dst = cache.floats().data() + P * width;
     for (int64_t i = 0; i < rows * width; ++i) dst[i] = RoundToFloatType(cache.dtype(), x[i]);
   }
@@ -60,7 +61,8 @@ absl::Status EvalStore(EvalContext& ctx) {
     case HostTensor::Storage::kRaw: {
       absl::Span<const uint8_t> b = x.bytes();
       if (b.size() != s.owned_bytes().size())
-        return absl::InternalError(absl::StrCat("store of ", b.size(), " bytes into a state of ", s.owned_bytes().size()));
+        return absl::InternalError(
+            absl::StrCat("store of ", b.size(), " bytes into a state of ", s.owned_bytes().size()));
       s.owned_bytes().assign(b.begin(), b.end());
       return absl::OkStatus();
     }
@@ -105,7 +107,8 @@ absl::Status EvalReshape(EvalContext& ctx) {
 absl::Status EvalKernel(EvalContext& ctx) {
   std::vector<HostTensor> yielded;
   RETURN_IF_ERROR(ctx.run_region(*ctx.op.region(0), ctx.operands, yielded));
-  if (yielded.size() != ctx.results.size()) return absl::InternalError("kernel yielded the wrong number of values");
+  if (yielded.size() != ctx.results.size())
+    return absl::InternalError("kernel yielded the wrong number of values");
   for (size_t i = 0; i < yielded.size(); ++i) ctx.results[i] = std::move(yielded[i]);
   return absl::OkStatus();
 }

@@ -1,5 +1,6 @@
 // Interpreter kernels of the model ops: embed, matmul, rms_norm, rope,
 // attention, argmax (spec/qwen3-model.md §3).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -162,8 +163,8 @@ absl::Status EvalAttention(EvalContext& ctx) {
   const int64_t P = PosOf(*ctx.operands[3]);
   const float scale = ctx.op.GetFloat("scale");
   if (P < 0 || P + T > cache_rows)
-    return absl::OutOfRangeError(absl::StrCat("attention: positions [", P, ", ", P + T, ") exceed the cache's ",
-                                              cache_rows, " rows"));
+    return absl::OutOfRangeError(
+        absl::StrCat("attention: positions [", P, ", ", P + T, ") exceed the cache's ", cache_rows, " rows"));
   HostTensor& y = ctx.Output(0);
   float* out = y.floats().data();
   // Query t sits at position P + t and sees cache rows 0..P+t (causal);

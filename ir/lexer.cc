@@ -1,12 +1,11 @@
 // Tokenizer of the IR text form.
 #include "ir/lexer.h"
 
-#include "ir/absl_compat.h"
-
 #include <charconv>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "ir/absl_compat.h"
 
 namespace kiln::ir {
 namespace {
@@ -79,17 +78,38 @@ class Lexer {
     if (AtEnd()) return Make(TokenKind::kEof);
     const char c = Peek();
     switch (c) {
-      case '(': Advance(); return Make(TokenKind::kLParen);
-      case ')': Advance(); return Make(TokenKind::kRParen);
-      case '{': Advance(); return Make(TokenKind::kLBrace);
-      case '}': Advance(); return Make(TokenKind::kRBrace);
-      case '[': Advance(); return Make(TokenKind::kLBracket);
-      case ']': Advance(); return Make(TokenKind::kRBracket);
-      case ',': Advance(); return Make(TokenKind::kComma);
-      case ':': Advance(); return Make(TokenKind::kColon);
-      case '=': Advance(); return Make(TokenKind::kEqual);
-      case '^': Advance(); return Make(TokenKind::kCaret);
-      case '"': return LexString();
+      case '(':
+        Advance();
+        return Make(TokenKind::kLParen);
+      case ')':
+        Advance();
+        return Make(TokenKind::kRParen);
+      case '{':
+        Advance();
+        return Make(TokenKind::kLBrace);
+      case '}':
+        Advance();
+        return Make(TokenKind::kRBrace);
+      case '[':
+        Advance();
+        return Make(TokenKind::kLBracket);
+      case ']':
+        Advance();
+        return Make(TokenKind::kRBracket);
+      case ',':
+        Advance();
+        return Make(TokenKind::kComma);
+      case ':':
+        Advance();
+        return Make(TokenKind::kColon);
+      case '=':
+        Advance();
+        return Make(TokenKind::kEqual);
+      case '^':
+        Advance();
+        return Make(TokenKind::kCaret);
+      case '"':
+        return LexString();
       case '%':
       case '@': {
         Advance();
@@ -157,10 +177,12 @@ class Lexer {
     const char* last = text.data() + text.size();
     if (is_float) {
       auto r = std::from_chars(first, last, t.float_value);
-      if (r.ec != std::errc() || r.ptr != last) return Error(absl::StrCat("float out of range: ", ToAbsl(text)));
+      if (r.ec != std::errc() || r.ptr != last)
+        return Error(absl::StrCat("float out of range: ", ToAbsl(text)));
     } else {
       auto r = std::from_chars(first, last, t.int_value);
-      if (r.ec != std::errc() || r.ptr != last) return Error(absl::StrCat("integer out of range: ", ToAbsl(text)));
+      if (r.ec != std::errc() || r.ptr != last)
+        return Error(absl::StrCat("integer out of range: ", ToAbsl(text)));
     }
     return t;
   }
@@ -181,10 +203,18 @@ class Lexer {
       if (AtEnd()) return Error("expected '\"' to end the string");
       Advance();
       switch (e) {
-        case '"': s += '"'; break;
-        case '\\': s += '\\'; break;
-        case 'n': s += '\n'; break;
-        case 't': s += '\t'; break;
+        case '"':
+          s += '"';
+          break;
+        case '\\':
+          s += '\\';
+          break;
+        case 'n':
+          s += '\n';
+          break;
+        case 't':
+          s += '\t';
+          break;
         case 'x': {
           int hi = HexValue(Peek()), lo = HexValue(Peek(1));
           if (hi < 0 || lo < 0) return Error("expected two hex digits after '\\x'");
@@ -212,25 +242,44 @@ std::vector<Token> Tokenize(std::string_view src) { return Lexer(src).Run(); }
 
 std::string_view TokenKindName(TokenKind kind) {
   switch (kind) {
-    case TokenKind::kEof: return "end of input";
-    case TokenKind::kError: return "error";
-    case TokenKind::kIdent: return "identifier";
-    case TokenKind::kLocal: return "%name";
-    case TokenKind::kGlobal: return "@name";
-    case TokenKind::kInt: return "integer";
-    case TokenKind::kFloat: return "float";
-    case TokenKind::kString: return "string";
-    case TokenKind::kLParen: return "'('";
-    case TokenKind::kRParen: return "')'";
-    case TokenKind::kLBrace: return "'{'";
-    case TokenKind::kRBrace: return "'}'";
-    case TokenKind::kLBracket: return "'['";
-    case TokenKind::kRBracket: return "']'";
-    case TokenKind::kComma: return "','";
-    case TokenKind::kColon: return "':'";
-    case TokenKind::kEqual: return "'='";
-    case TokenKind::kArrow: return "'->'";
-    case TokenKind::kCaret: return "'^'";
+    case TokenKind::kEof:
+      return "end of input";
+    case TokenKind::kError:
+      return "error";
+    case TokenKind::kIdent:
+      return "identifier";
+    case TokenKind::kLocal:
+      return "%name";
+    case TokenKind::kGlobal:
+      return "@name";
+    case TokenKind::kInt:
+      return "integer";
+    case TokenKind::kFloat:
+      return "float";
+    case TokenKind::kString:
+      return "string";
+    case TokenKind::kLParen:
+      return "'('";
+    case TokenKind::kRParen:
+      return "')'";
+    case TokenKind::kLBrace:
+      return "'{'";
+    case TokenKind::kRBrace:
+      return "'}'";
+    case TokenKind::kLBracket:
+      return "'['";
+    case TokenKind::kRBracket:
+      return "']'";
+    case TokenKind::kComma:
+      return "','";
+    case TokenKind::kColon:
+      return "':'";
+    case TokenKind::kEqual:
+      return "'='";
+    case TokenKind::kArrow:
+      return "'->'";
+    case TokenKind::kCaret:
+      return "'^'";
   }
   return "?";
 }

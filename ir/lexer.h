@@ -11,14 +11,25 @@
 namespace kiln::ir {
 
 enum class TokenKind : uint8_t {
-  kEof, kError,
+  kEof,
+  kError,
   kIdent,   // f32, matmul, weight, T, inf
   kLocal,   // %name (text without the %)
   kGlobal,  // @name (text without the @)
-  kInt, kFloat,
+  kInt,
+  kFloat,
   kString,  // text is the decoded contents
-  kLParen, kRParen, kLBrace, kRBrace, kLBracket, kRBracket,
-  kComma, kColon, kEqual, kArrow, kCaret,
+  kLParen,
+  kRParen,
+  kLBrace,
+  kRBrace,
+  kLBracket,
+  kRBracket,
+  kComma,
+  kColon,
+  kEqual,
+  kArrow,
+  kCaret,
 };
 
 struct Token {

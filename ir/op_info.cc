@@ -1,9 +1,9 @@
 // Builds the OpInfo table from ir/ops.def.
 #include "ir/op_info.h"
-#include "ir/absl_compat.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
+#include "ir/absl_compat.h"
 
 namespace kiln::ir {
 namespace {
@@ -45,11 +45,10 @@ bool ParseAttrSpecs(std::string_view spec_text, std::vector<AttrSpec>& specs, bo
   return true;
 }
 
-OpInfo MakeInfo(OpKind kind, std::string_view name, std::string_view mnemonic, int operands,
-                int results, int regions, uint32_t traits, uint32_t writes, std::string_view attrs,
+OpInfo MakeInfo(OpKind kind, std::string_view name, std::string_view mnemonic, int operands, int results,
+                int regions, uint32_t traits, uint32_t writes, std::string_view attrs,
                 std::string_view semantics) {
-  OpInfo info{kind, name, mnemonic, operands, results, regions, traits, writes, {}, false, false,
-              semantics};
+  OpInfo info{kind, name, mnemonic, operands, results, regions, traits, writes, {}, false, false, semantics};
   info.attr_spec_ok = ParseAttrSpecs(attrs, info.attrs, info.open_attrs);
   return info;
 }
@@ -57,9 +56,9 @@ OpInfo MakeInfo(OpKind kind, std::string_view name, std::string_view mnemonic, i
 const std::vector<OpInfo>& Table() {
   static const std::vector<OpInfo>* table = [] {
     auto* t = new std::vector<OpInfo>;
-#define OP(name, mnemonic, operands, results, regions, traits, writes, attrs, semantics) \
-  t->push_back(MakeInfo(OpKind::k##name, #name, mnemonic, operands, results, regions,    \
-                        traits, writes, attrs, semantics));
+#define OP(name, mnemonic, operands, results, regions, traits, writes, attrs, semantics)                     \
+  t->push_back(MakeInfo(OpKind::k##name, #name, mnemonic, operands, results, regions, traits, writes, attrs, \
+                        semantics));
 #include "ir/ops.def"
 #undef OP
     return t;

@@ -46,8 +46,8 @@ struct OpInfo {
   uint32_t traits;
   uint32_t written_operands;  // bit i: operand i is a state buffer the op writes
   std::vector<AttrSpec> attrs;
-  bool open_attrs;            // attributes beyond `attrs` are allowed
-  bool attr_spec_ok;          // the table's attribute string parsed (tests check it)
+  bool open_attrs;    // attributes beyond `attrs` are allowed
+  bool attr_spec_ok;  // the table's attribute string parsed (tests check it)
   std::string_view semantics;
 
   bool has(OpTrait t) const { return (traits & t) != 0; }

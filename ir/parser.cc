@@ -12,7 +12,6 @@
 //   attr      := int | float | inf | nan | string | '[' [int (',' int)*] ']' | type | attrs
 //   type      := dtype '[' [dim (',' dim)*] ']'      dim := int | T | P | C
 #include "ir/parser.h"
-#include "ir/absl_compat.h"
 
 #include <limits>
 
@@ -20,6 +19,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "ir/absl_compat.h"
 #include "ir/lexer.h"
 #include "support/status_macros.h"
 
@@ -52,13 +52,13 @@ class Parser {
  private:
   // ---- tokens ----
   const Token& Tok() const { return tokens_[pos_]; }
-  const Token& PeekTok(size_t ahead = 1) const {
-    return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
-  }
+  const Token& PeekTok(size_t ahead = 1) const { return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)]; }
   void Advance() {
     if (pos_ + 1 < tokens_.size()) ++pos_;
   }
-  bool IsKeyword(std::string_view word) const { return Tok().kind == TokenKind::kIdent && Tok().text == word; }
+  bool IsKeyword(std::string_view word) const {
+    return Tok().kind == TokenKind::kIdent && Tok().text == word;
+  }
   bool Consume(TokenKind kind) {
     if (Tok().kind != kind) return false;
     Advance();
@@ -69,9 +69,11 @@ class Parser {
     // A lexical error at this point explains itself better than the parser.
     const bool lexical = at.kind == TokenKind::kError;
     std::vector<absl::string_view> lines = absl::StrSplit(ToAbsl(text_), '\n');
-    std::string source = at.line - 1 < static_cast<int>(lines.size()) ? std::string(lines[at.line - 1]) : std::string();
-    return absl::InvalidArgumentError(absl::StrCat(at.line, ":", at.col, ": ", lexical ? absl::string_view(at.text) : message,
-                                                   "\n  ", source, "\n  ", std::string(at.col - 1, ' '), "^"));
+    std::string source =
+        at.line - 1 < static_cast<int>(lines.size()) ? std::string(lines[at.line - 1]) : std::string();
+    return absl::InvalidArgumentError(absl::StrCat(at.line, ":", at.col, ": ",
+                                                   lexical ? absl::string_view(at.text) : message, "\n  ",
+                                                   source, "\n  ", std::string(at.col - 1, ' '), "^"));
   }
   absl::Status Expect(TokenKind kind, absl::string_view what) {
     if (Consume(kind)) return absl::OkStatus();
@@ -162,7 +164,8 @@ class Parser {
     do {
       if (Tok().kind != TokenKind::kIdent) return Error(Tok(), "expected an attribute name");
       const Token name = Tok();
-      if (dict.Find(name.text) != nullptr) return Error(name, absl::StrCat("duplicate attribute '", name.text, "'"));
+      if (dict.Find(name.text) != nullptr)
+        return Error(name, absl::StrCat("duplicate attribute '", name.text, "'"));
       Advance();
       RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after the attribute name"));
       ASSIGN_OR_RETURN(Attribute value, ParseAttrValue());
@@ -290,7 +293,7 @@ class Parser {
     std::vector<Value*> operands;
     if (!Consume(TokenKind::kRParen)) {
       do {
-        ASSIGN_OR_RETURN(Value* v, ParseUse());
+        ASSIGN_OR_RETURN(Value * v, ParseUse());
         operands.push_back(v);
       } while (Consume(TokenKind::kComma));
       RETURN_IF_ERROR(Expect(TokenKind::kRParen, "',' or ')' after the operands"));
@@ -307,7 +310,8 @@ class Parser {
         types.push_back(std::move(t));
       } while (Consume(TokenKind::kComma));
       if (types.size() != result_names.size())
-        return Error(start, absl::StrCat("expected ", result_names.size(), " result types, got ", types.size()));
+        return Error(start,
+                     absl::StrCat("expected ", result_names.size(), " result types, got ", types.size()));
     } else if (Tok().kind == TokenKind::kColon) {
       return Error(Tok(), "expected no result types for an op without results");
     }
@@ -316,8 +320,8 @@ class Parser {
     Op* raw = block.Append(std::move(op));
     while (AtRegion()) RETURN_IF_ERROR(ParseRegion(*raw));
     if (raw->num_regions() != info->num_regions)
-      return Error(Tok(), absl::StrCat("expected ", info->num_regions, " region(s) for '", ToAbsl(info->mnemonic),
-                                       "', got ", raw->num_regions()));
+      return Error(Tok(), absl::StrCat("expected ", info->num_regions, " region(s) for '",
+                                       ToAbsl(info->mnemonic), "', got ", raw->num_regions()));
     // Results become visible after the op (and its regions).
     for (size_t i = 0; i < result_names.size(); ++i) {
       raw->result(static_cast<int>(i))->set_name(result_names[i].text);

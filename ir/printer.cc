@@ -1,16 +1,15 @@
 // Text printer of the IR (format in ir/printer.h).
 #include "ir/printer.h"
-#include "ir/absl_compat.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/absl_compat.h"
 
 namespace kiln::ir {
 namespace {
 
 bool IsNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
 }
 
 std::string Sanitize(std::string_view hint) {
@@ -32,7 +31,8 @@ void PrintOp(const Op& op, const NameTable& names, int indent, std::string& out)
   for (int r = 0; r < op.num_regions(); ++r) {
     const Block& region = *op.region(r);
     std::vector<std::string> args;
-    for (const auto& a : region.args()) args.push_back(absl::StrCat(names.Name(a.get()), ": ", a->type().ToString()));
+    for (const auto& a : region.args())
+      args.push_back(absl::StrCat(names.Name(a.get()), ": ", a->type().ToString()));
     absl::StrAppend(&out, pad, "^(", absl::StrJoin(args, ", "), "):\n");
     PrintBlockOps(region, names, indent + 2, out);
     absl::StrAppend(&out, pad, "}", r + 1 < op.num_regions() ? " {" : "", "\n");
@@ -114,7 +114,8 @@ std::string PrintOpLine(const Op& op) {
 std::string PrintFunction(const Function& f) {
   NameTable names(f);
   std::vector<std::string> args;
-  for (const auto& a : f.body().args()) args.push_back(absl::StrCat(names.Name(a.get()), ": ", a->type().ToString()));
+  for (const auto& a : f.body().args())
+    args.push_back(absl::StrCat(names.Name(a.get()), ": ", a->type().ToString()));
   std::string out = absl::StrCat("func @", f.name(), "(", absl::StrJoin(args, ", "), ")");
   if (!f.result_types().empty()) absl::StrAppend(&out, " -> (", TypeList(f.result_types()), ")");
   out += " {\n";
@@ -127,8 +128,10 @@ std::string PrintModule(const Module& m) {
   std::vector<std::string> sections;
   std::string weights, states;
   for (const auto& w : m.weights())
-    absl::StrAppend(&weights, "weight @", w->name(), " : ", w->type().ToString(), " = ", QuoteString(w->binding()), "\n");
-  for (const auto& s : m.states()) absl::StrAppend(&states, "state @", s->name(), " : ", s->type().ToString(), "\n");
+    absl::StrAppend(&weights, "weight @", w->name(), " : ", w->type().ToString(), " = ",
+                    QuoteString(w->binding()), "\n");
+  for (const auto& s : m.states())
+    absl::StrAppend(&states, "state @", s->name(), " : ", s->type().ToString(), "\n");
   if (!weights.empty()) sections.push_back(std::move(weights));
   if (!states.empty()) sections.push_back(std::move(states));
   for (const auto& f : m.functions()) sections.push_back(PrintFunction(*f));

@@ -1,8 +1,8 @@
 // Shape rules of the ops in ir/ops.def (semantics in the table's last column).
 #include "ir/shape_rules.h"
-#include "ir/absl_compat.h"
 
 #include "absl/strings/str_cat.h"
+#include "ir/absl_compat.h"
 #include "support/status_macros.h"
 
 namespace kiln::ir {
@@ -12,14 +12,14 @@ using Types = std::vector<TensorType>;
 
 absl::Status OperandError(const ShapeQuery& q, int i, absl::string_view expected) {
   return absl::InvalidArgumentError(absl::StrCat("operand ", i, " of '", ToAbsl(q.info.mnemonic),
-                                                 "' has type ", q.operands[i].ToString(),
-                                                 ", expected ", expected));
+                                                 "' has type ", q.operands[i].ToString(), ", expected ",
+                                                 expected));
 }
 
 absl::Status OperandShapeError(const ShapeQuery& q, int i, absl::string_view expected) {
   return absl::InvalidArgumentError(absl::StrCat("operand ", i, " of '", ToAbsl(q.info.mnemonic),
-                                                 "' has shape ", q.operands[i].ToString(),
-                                                 ", expected ", expected));
+                                                 "' has shape ", q.operands[i].ToString(), ", expected ",
+                                                 expected));
 }
 
 bool IsFloat(const TensorType& t) { return GetDTypeInfo(t.dtype).is_float; }
@@ -30,8 +30,7 @@ bool IsPos(const TensorType& t) { return t.dtype == DType::kI32 && t.shape == Sh
 
 absl::Status ExpectFloat(const ShapeQuery& q, int i, int min_rank = 0) {
   if (!IsFloat(q.operands[i])) return OperandError(q, i, "a float type (f32, f16, bf16)");
-  if (q.operands[i].rank() < min_rank)
-    return OperandShapeError(q, i, absl::StrCat("rank >= ", min_rank));
+  if (q.operands[i].rank() < min_rank) return OperandShapeError(q, i, absl::StrCat("rank >= ", min_rank));
   return absl::OkStatus();
 }
 
@@ -45,14 +44,15 @@ absl::Status CheckAttrs(const ShapeQuery& q) {
     const Attribute* a = q.attrs.Find(spec.name);
     if (a == nullptr) {
       if (spec.required)
-        return absl::InvalidArgumentError(
-            absl::StrCat("'", ToAbsl(q.info.mnemonic), "' needs attribute '", spec.name, "' (", ToAbsl(AttrKindName(spec.kind)), ")"));
+        return absl::InvalidArgumentError(absl::StrCat("'", ToAbsl(q.info.mnemonic), "' needs attribute '",
+                                                       spec.name, "' (", ToAbsl(AttrKindName(spec.kind)),
+                                                       ")"));
       continue;
     }
     if (a->kind() != spec.kind)
-      return absl::InvalidArgumentError(absl::StrCat("attribute '", spec.name, "' of '", ToAbsl(q.info.mnemonic),
-                                                     "' is ", ToAbsl(AttrKindName(a->kind())), ", expected ",
-                                                     ToAbsl(AttrKindName(spec.kind))));
+      return absl::InvalidArgumentError(
+          absl::StrCat("attribute '", spec.name, "' of '", ToAbsl(q.info.mnemonic), "' is ",
+                       ToAbsl(AttrKindName(a->kind())), ", expected ", ToAbsl(AttrKindName(spec.kind))));
   }
   if (!q.info.open_attrs) {
     for (const NamedAttribute& e : q.attrs.entries())
@@ -74,8 +74,8 @@ Shape ReplaceLast(const Shape& shape, Dim last) {
 
 absl::StatusOr<Types> InferResultTypes(const ShapeQuery& q) {
   if (q.info.num_operands != kVariadic && static_cast<int>(q.operands.size()) != q.info.num_operands)
-    return absl::InvalidArgumentError(absl::StrCat("'", ToAbsl(q.info.mnemonic), "' takes ", q.info.num_operands,
-                                                   " operands, got ", q.operands.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", ToAbsl(q.info.mnemonic), "' takes ", q.info.num_operands, " operands, got ", q.operands.size()));
   RETURN_IF_ERROR(CheckAttrs(q));
   using Rule = absl::StatusOr<Types> (*)(const ShapeQuery&);
   static constexpr Rule kRules[] = {
@@ -91,8 +91,8 @@ absl::StatusOr<Types> InferResultTypes(const Op& op) {
   for (Value* v : op.operands()) operands.push_back(v->type());
   Types declared;
   for (int i = 0; i < op.num_results(); ++i) declared.push_back(op.result(i)->type());
-  return InferResultTypes(ShapeQuery{op.info(), operands, op.attrs(), declared,
-                                     op.num_regions() > 0 ? op.region(0) : nullptr});
+  return InferResultTypes(
+      ShapeQuery{op.info(), operands, op.attrs(), declared, op.num_regions() > 0 ? op.region(0) : nullptr});
 }
 
 absl::StatusOr<Types> InferEmbed(const ShapeQuery& q) {
@@ -167,13 +167,16 @@ absl::StatusOr<Types> InferKvStore(const ShapeQuery& q) {
   for (int i = 0; i < 2; ++i) {
     const TensorType& t = q.operands[i];
     int64_t row = 1;
-    for (int d = 1; d < t.rank() && row > 0; ++d) row = t.shape[d].is_static() ? row * t.shape[d].value() : -1;
+    for (int d = 1; d < t.rank() && row > 0; ++d)
+      row = t.shape[d].is_static() ? row * t.shape[d].value() : -1;
     if (row != width)
-      return OperandShapeError(q, i, absl::StrCat("[", t.shape[0].ToString(), ", ...] with rows of ", width,
-                                                  " elements (the cache width)"));
+      return OperandShapeError(q, i,
+                               absl::StrCat("[", t.shape[0].ToString(), ", ...] with rows of ", width,
+                                            " elements (the cache width)"));
   }
   if (q.operands[1].shape[0] != q.operands[0].shape[0])
-    return OperandShapeError(q, 1, absl::StrCat("as many rows as operand 0, ", q.operands[0].shape[0].ToString()));
+    return OperandShapeError(q, 1,
+                             absl::StrCat("as many rows as operand 0, ", q.operands[0].shape[0].ToString()));
   return Types{};
 }
 
@@ -186,7 +189,8 @@ absl::StatusOr<Types> InferStore(const ShapeQuery& q) {
   if ((sd.is_quantized || xd.is_quantized) && x.dtype != s.dtype)
     return OperandError(q, 0, absl::StrCat(ToAbsl(sd.name), " (quantized data is copied, not converted)"));
   if (sd.is_float != xd.is_float || sd.is_int != xd.is_int)
-    return OperandError(q, 0, absl::StrCat("a type convertible to ", ToAbsl(sd.name), " (float to float, int to int)"));
+    return OperandError(
+        q, 0, absl::StrCat("a type convertible to ", ToAbsl(sd.name), " (float to float, int to int)"));
   return Types{};
 }
 
@@ -213,10 +217,12 @@ absl::StatusOr<Types> InferReshape(const ShapeQuery& q) {
     return absl::InvalidArgumentError("'reshape' takes its shape from its result type, which is missing");
   const TensorType& x = q.operands[0];
   const TensorType& r = q.declared[0];
-  if (r.dtype != x.dtype) return OperandError(q, 0, absl::StrCat("the result dtype ", ToAbsl(DTypeName(r.dtype))));
+  if (r.dtype != x.dtype)
+    return OperandError(q, 0, absl::StrCat("the result dtype ", ToAbsl(DTypeName(r.dtype))));
   if (!(CountElements(x.shape) == CountElements(r.shape)))
     return OperandShapeError(q, 0, absl::StrCat("as many elements as ", r.ToString()));
-  if (GetDTypeInfo(x.dtype).is_quantized && (x.rank() == 0 || r.rank() == 0 || x.shape.back() != r.shape.back()))
+  if (GetDTypeInfo(x.dtype).is_quantized &&
+      (x.rank() == 0 || r.rank() == 0 || x.shape.back() != r.shape.back()))
     return OperandShapeError(q, 0, "the same last dim (quantized rows are kept whole)");
   return Types{r};
 }
@@ -225,12 +231,12 @@ absl::StatusOr<Types> InferKernel(const ShapeQuery& q) {
   if (q.region == nullptr) return absl::InvalidArgumentError("'kernel' has no region");
   const Block& body = *q.region;
   if (body.num_args() != static_cast<int>(q.operands.size()))
-    return absl::InvalidArgumentError(absl::StrCat("'kernel' region has ", body.num_args(),
-                                                   " arguments for ", q.operands.size(), " operands"));
+    return absl::InvalidArgumentError(absl::StrCat("'kernel' region has ", body.num_args(), " arguments for ",
+                                                   q.operands.size(), " operands"));
   for (int i = 0; i < body.num_args(); ++i)
     if (body.arg(i)->type() != q.operands[i])
-      return OperandError(q, i, absl::StrCat("the type of region argument ", i, ", ",
-                                             body.arg(i)->type().ToString()));
+      return OperandError(
+          q, i, absl::StrCat("the type of region argument ", i, ", ", body.arg(i)->type().ToString()));
   const Op* term = body.terminator();
   if (term == nullptr || term->kind() != OpKind::kYield)
     return absl::InvalidArgumentError("'kernel' region does not end in 'yield'");

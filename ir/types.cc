@@ -1,11 +1,11 @@
 // Element type table and the printing of dims and tensor types.
 #include "ir/types.h"
-#include "ir/absl_compat.h"
 
 #include <array>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/absl_compat.h"
 
 namespace kiln::ir {
 namespace {
@@ -48,10 +48,14 @@ std::optional<DType> DTypeFromGgml(gguf::GgmlType type) {
 
 std::string_view SymbolName(Symbol s) {
   switch (s) {
-    case Symbol::kT: return "T";
-    case Symbol::kP: return "P";
-    case Symbol::kC: return "C";
-    case Symbol::kNone: break;
+    case Symbol::kT:
+      return "T";
+    case Symbol::kP:
+      return "P";
+    case Symbol::kC:
+      return "C";
+    case Symbol::kNone:
+      break;
   }
   return "?";
 }
@@ -78,7 +82,9 @@ std::string ShapeToString(const Shape& shape) {
       "]");
 }
 
-std::string TensorType::ToString() const { return absl::StrCat(ToAbsl(DTypeName(dtype)), ShapeToString(shape)); }
+std::string TensorType::ToString() const {
+  return absl::StrCat(ToAbsl(DTypeName(dtype)), ShapeToString(shape));
+}
 
 ElementCount CountElements(const Shape& shape) {
   ElementCount c;

@@ -19,18 +19,27 @@
 namespace kiln::ir {
 
 enum class DType : uint8_t {
-  kF32, kF16, kBF16, kI32, kI8, kU8,
-  kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K,
+  kF32,
+  kF16,
+  kBF16,
+  kI32,
+  kI8,
+  kU8,
+  kQ8_0,
+  kQ4_0,
+  kQ4_K,
+  kQ5_K,
+  kQ6_K,
 };
 
 struct DTypeInfo {
   DType dtype;
-  std::string_view name;     // as printed: "f32", "q4_k", ...
-  bool is_float;             // f32 f16 bf16
-  bool is_int;               // i32 i8 u8
-  bool is_quantized;         // block-quantized GGML weight types
-  int block_elems;           // 1 unless quantized
-  int block_bytes;           // bytes per block (= element size unless quantized)
+  std::string_view name;               // as printed: "f32", "q4_k", ...
+  bool is_float;                       // f32 f16 bf16
+  bool is_int;                         // i32 i8 u8
+  bool is_quantized;                   // block-quantized GGML weight types
+  int block_elems;                     // 1 unless quantized
+  int block_bytes;                     // bytes per block (= element size unless quantized)
   std::optional<gguf::GgmlType> ggml;  // the GGUF tensor type, if any
 };
 
@@ -49,7 +58,11 @@ std::optional<Symbol> ParseSymbol(std::string_view name);
 class Dim {
  public:
   Dim(int64_t value) : value_(value) {}  // NOLINT: implicit, `{Dim::T(), 1024}`
-  static Dim Sym(Symbol s) { Dim d(0); d.symbol_ = s; return d; }
+  static Dim Sym(Symbol s) {
+    Dim d(0);
+    d.symbol_ = s;
+    return d;
+  }
   static Dim T() { return Sym(Symbol::kT); }
   static Dim P() { return Sym(Symbol::kP); }
   static Dim C() { return Sym(Symbol::kC); }
@@ -86,9 +99,7 @@ std::string ShapeToString(const Shape& shape);  // "[T, 1024]"
 struct ElementCount {
   int64_t constant = 1;
   std::array<int, 3> powers = {0, 0, 0};  // of T, P, C
-  bool operator==(const ElementCount& o) const {
-    return constant == o.constant && powers == o.powers;
-  }
+  bool operator==(const ElementCount& o) const { return constant == o.constant && powers == o.powers; }
 };
 ElementCount CountElements(const Shape& shape);
 

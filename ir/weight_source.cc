@@ -1,11 +1,10 @@
 // In-memory weight source.
 #include "ir/weight_source.h"
 
-#include "ir/absl_compat.h"
-
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "ir/absl_compat.h"
 
 namespace kiln::ir {
 

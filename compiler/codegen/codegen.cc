@@ -84,10 +84,6 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-struct KernelPtx {
-  std::string ptx;
-};
-
 absl::StatusOr<std::string> CompileKernel(const KernelSpec& spec, const KernelAbi& abi, const Target& target,
                                           llvm::TargetMachine& tm, const EmitOptions& opts) {
   llvm::LLVMContext ctx;
@@ -179,7 +175,7 @@ absl::StatusOr<CompiledModule> EmitPtx(const std::vector<KernelSpec>& kernels, c
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = MakeTargetMachine(target);
   if (!tm.ok()) return tm.status();
 
-  constexpr std::string_view kHeaderEnd = ".address_size 64\n";
+  const std::string kHeaderEnd = ".address_size 64\n";
   for (size_t i = 0; i < kernels.size(); ++i) {
     absl::StatusOr<std::string> ptx = CompileKernel(kernels[i], out.kernels[i].abi, target, **tm, opts);
     if (!ptx.ok()) return ptx.status();

@@ -1,4 +1,275 @@
+// kAttentionDecode: one query token against cache positions 0..pos[0]
+// (flash-decoding, spec/qwen3-model.md §3.5-3.6). Block (kv, s) handles KV
+// head kv for all n_head/n_head_kv query heads that share it, so each K/V
+// row is read once, over positions [s*split, (s+1)*split).
+//
+//  1. q (pre-scaled by attn_scale*log2 e) into shared memory; each thread
+//     takes keys and forms the group's scores in the log2 domain.
+//  2. Block max, p = ex2(score - max), block sum.
+//  3. Threads take (key row lane, 4 dims) and accumulate p * V.
+//  4. The block writes its record (max, sum, acc[D]) per query head to
+//     `partial`, fences, and counts itself in counter[kv] (the "last block
+//     done" pattern, spec/nvptx-llvm19.md §8). Splits past pos arrive without
+//     working. The last block to arrive resets the counter and merges the
+//     records of the live splits with ld.volatile reads.
+// Positions past max_splits*split_positions are not attended: the cache
+// capacity C must not exceed that product.
+#include <limits>
+
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/kernel_plans.h"
+
 namespace kiln::codegen {
-absl::Status EmitAttentionDecode(KernelBuilder& kb) { return absl::UnimplementedError("todo"); }
+
+using llvm::Value;
+
+namespace {
+constexpr float kLog2e = 1.4426950408889634f;
+}
+
+absl::Status EmitAttentionDecode(KernelBuilder& kb) {
+  const KernelSpec& spec = kb.spec();
+  auto& b = kb.b();
+  const DecodePlan plan = PlanAttentionDecode(spec);
+  const int G = plan.group, Gp = plan.group_pad, D = plan.head_dim, SP = plan.split, MS = plan.max_splits;
+  const int NT = plan.threads, NW = plan.warps, eb = plan.elem_bytes;
+  const int TR = plan.threads_per_row, RL = plan.row_lanes;
+  const int64_t row_elems = spec.n_head_kv * spec.head_dim;
+  const int rec = plan.record;
+  const float kNegInf = -std::numeric_limits<float>::infinity();
+
+  Value* smem = kb.StaticShared(plan.shared_bytes);
+  Value* q_s = kb.Gep(smem, plan.q_offset);
+  Value* sc_s = kb.Gep(smem, plan.score_offset);
+  Value* red = kb.Gep(smem, plan.red_offset);
+  Value* flag = kb.Gep(smem, plan.flag_offset);
+  auto f32at = [&](Value* base, Value* idx) { return kb.Gep(base, b.CreateShl(b.CreateZExt(idx, kb.I64()), kb.I64c(2))); };
+  auto i32c = [&](int64_t v) { return kb.I32c(v); };
+
+  Value* tid = kb.Tid();
+  Value* lane = b.CreateAnd(tid, i32c(31));
+  Value* warp = b.CreateLShr(tid, i32c(5));
+  Value* kvh = kb.Ctaid(0);
+  Value* split = kb.Ctaid(1);
+  kb.GridDependencyWait();
+  Value* L = b.CreateAdd(kb.Load(kb.I32(), kb.Param("pos"), 4), i32c(1));
+  Value* start = b.CreateMul(split, i32c(SP));
+  Value* partial = kb.Param("partial");
+  auto record = [&](Value* s, Value* g) {  // float index of (kv, s, g)'s record
+    Value* r = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(kvh, i32c(MS)), s), i32c(G)), g);
+    return b.CreateMul(b.CreateZExt(r, kb.I64()), kb.I64c(rec));
+  };
+  auto partial_at = [&](Value* float_index) { return kb.Gep(partial, b.CreateShl(float_index, kb.I64c(2))); };
+  // Element offset of (position, kv head, dim) in a cache.
+  auto cache_ptr = [&](Value* cache, Value* position, Value* dim) {
+    Value* e = b.CreateAdd(b.CreateMul(b.CreateZExt(position, kb.I64()), kb.I64c(row_elems)),
+                           b.CreateAdd(b.CreateMul(b.CreateZExt(kvh, kb.I64()), kb.I64c(D)), b.CreateZExt(dim, kb.I64())));
+    return kb.Gep(cache, b.CreateMul(e, kb.I64c(eb)));
+  };
+  // 4 cache elements as floats (dims 4k..4k+3, 8- or 16-byte aligned).
+  auto load4 = [&](Value* ptr) -> std::vector<Value*> {
+    if (eb == 4) return kb.LoadNc4xF32(ptr);
+    Value* w = kb.LoadNc(kb.I64(), ptr, 8);
+    std::vector<Value*> v;
+    for (int i = 0; i < 4; ++i)
+      v.push_back(kb.HalfToFloat(b.CreateTrunc(b.CreateLShr(w, kb.I64c(16 * i)), kb.I16())));
+    return v;
+  };
+
+  kb.If(b.CreateICmpSLT(start, L), [&] {
+    Value* n = b.CreateSub(L, start);
+    n = b.CreateSelect(b.CreateICmpSLT(n, i32c(SP)), n, i32c(SP));
+    // 1. Scaled q, then scores.
+    Value* q = kb.Param("q");
+    Value* qbase = b.CreateMul(kvh, i32c(int64_t{G} * D));
+    kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
+      Value* v = kb.Load(kb.F32(), f32at(q, b.CreateAdd(qbase, i)), 4);
+      kb.Store(b.CreateFMul(v, kb.F32c(spec.attn_scale * kLog2e)), f32at(q_s, i), 4);
+    });
+    kb.Barrier();
+    std::vector<Value*> mloc;
+    for (int g = 0; g < G; ++g) mloc.push_back(kb.Var(kb.F32(), kb.F32c(kNegInf), "mloc"));
+    Value* kc = kb.Param("k_cache");
+    kb.For(tid, n, i32c(NT), [&](Value* j) {
+      Value* krow = cache_ptr(kc, b.CreateAdd(start, j), i32c(0));
+      std::vector<Value*> s(G, nullptr);
+      for (int c = 0; c < D / 4; ++c) {
+        std::vector<Value*> kv = load4(kb.Gep(krow, int64_t{4} * c * eb));
+        for (int g = 0; g < G; ++g) {
+          std::vector<Value*> qv = kb.Load4xF32(kb.Gep(q_s, int64_t{4} * (int64_t{g} * D + 4 * c)));
+          for (int e = 0; e < 4; ++e) s[g] = s[g] == nullptr ? b.CreateFMul(qv[e], kv[e]) : kb.Fma(qv[e], kv[e], s[g]);
+        }
+      }
+      for (int g = 0; g < G; ++g) {
+        kb.Store(s[g], f32at(sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g))), 4);
+        kb.Set(mloc[g], kb.Max(kb.Get(mloc[g]), s[g]));
+      }
+    });
+    // 2. Block max and sum per query head.
+    auto block_reduce = [&](const std::vector<Value*>& vars, bool is_max) {
+      std::vector<Value*> w;
+      for (int g = 0; g < G; ++g) w.push_back(is_max ? kb.WarpMax(kb.Get(vars[g])) : kb.WarpSum(kb.Get(vars[g])));
+      kb.If(b.CreateICmpEQ(lane, i32c(0)), [&] {
+        for (int g = 0; g < G; ++g) kb.Store(w[g], f32at(red, b.CreateAdd(b.CreateMul(warp, i32c(G)), i32c(g))), 4);
+      });
+      kb.Barrier();
+      std::vector<Value*> out;
+      for (int g = 0; g < G; ++g) {
+        Value* acc = nullptr;
+        for (int k = 0; k < NW; ++k) {
+          Value* v = kb.Load(kb.F32(), kb.Gep(red, int64_t{4} * (int64_t{k} * G + g)), 4);
+          acc = acc == nullptr ? v : (is_max ? kb.Max(acc, v) : b.CreateFAdd(acc, v));
+        }
+        out.push_back(acc);
+      }
+      kb.Barrier();  // red is reused next
+      return out;
+    };
+    std::vector<Value*> M = block_reduce(mloc, true);
+    std::vector<Value*> lsum;
+    for (int g = 0; g < G; ++g) lsum.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "lsum"));
+    kb.For(tid, n, i32c(NT), [&](Value* j) {
+      for (int g = 0; g < G; ++g) {
+        Value* ptr = f32at(sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g)));
+        Value* p = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), ptr, 4), M[g]));
+        kb.Store(p, ptr, 4);
+        kb.Set(lsum[g], b.CreateFAdd(kb.Get(lsum[g]), p));
+      }
+    });
+    std::vector<Value*> Lsum = block_reduce(lsum, false);  // its barrier publishes p
+    // 3. p * V: thread = (row lane rl, dims 4dc..4dc+3).
+    Value* rl = b.CreateUDiv(tid, i32c(TR));
+    Value* dc = b.CreateURem(tid, i32c(TR));
+    std::vector<std::vector<Value*>> acc(G, std::vector<Value*>(4));
+    for (int g = 0; g < G; ++g)
+      for (int e = 0; e < 4; ++e) acc[g][e] = kb.Var(kb.F32(), kb.F32c(0.0f), "acc");
+    Value* vc = kb.Param("v_cache");
+    kb.For(rl, n, i32c(RL), [&](Value* j) {
+      std::vector<Value*> v = load4(cache_ptr(vc, b.CreateAdd(start, j), b.CreateShl(dc, i32c(2))));
+      std::vector<Value*> p;
+      for (int g4 = 0; g4 < Gp / 4; ++g4) {
+        std::vector<Value*> pv = kb.Load4xF32(f32at(sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(4 * g4))));
+        p.insert(p.end(), pv.begin(), pv.end());
+      }
+      for (int g = 0; g < G; ++g)
+        for (int e = 0; e < 4; ++e) kb.Set(acc[g][e], kb.Fma(p[g], v[e], kb.Get(acc[g][e])));
+    });
+    for (int g = 0; g < G; ++g) {
+      std::vector<Value*> v;
+      for (int e = 0; e < 4; ++e) v.push_back(kb.Get(acc[g][e]));
+      Value* idx = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(rl, i32c(G)), i32c(g)), i32c(D)), b.CreateShl(dc, i32c(2)));
+      kb.Store4xF32(f32at(red, idx), v);
+    }
+    kb.Barrier();
+    // 4. This split's records.
+    kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
+      Value* g = b.CreateUDiv(i, i32c(D));
+      Value* d = b.CreateURem(i, i32c(D));
+      Value* sum = nullptr;
+      for (int r = 0; r < RL; ++r) {
+        Value* v = kb.Load(kb.F32(), f32at(red, b.CreateAdd(i32c(int64_t{r} * G * D), i)), 4);
+        sum = sum == nullptr ? v : b.CreateFAdd(sum, v);
+      }
+      Value* at = b.CreateAdd(record(split, g), b.CreateAdd(kb.I64c(2), b.CreateZExt(d, kb.I64())));
+      kb.Store(sum, partial_at(at), 4);
+    });
+    kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] {
+      for (int g = 0; g < G; ++g) {
+        Value* at = record(split, i32c(g));
+        kb.Store(M[g], partial_at(at), 4);
+        kb.Store(Lsum[g], partial_at(b.CreateAdd(at, kb.I64c(1))), 4);
+      }
+    });
+    kb.MembarGl();
+  });
+
+  // Arrival.
+  kb.Barrier();
+  Value* counter = kb.Gep(kb.Param("counter"), b.CreateShl(b.CreateZExt(kvh, kb.I64()), kb.I64c(2)));
+  kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] {
+    Value* old = kb.AtomicAddU32(counter, i32c(1));
+    kb.Store(b.CreateZExt(b.CreateICmpEQ(old, i32c(MS - 1)), kb.I32()), flag, 4);
+  });
+  kb.Barrier();
+  // The dependents may launch; only the merge is left.
+  kb.GridDependencyLaunchDependents();
+  kb.If(b.CreateICmpNE(kb.Load(kb.I32(), flag, 4), i32c(0)), [&] {
+    kb.MembarGl();
+    kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] { kb.StoreVolatile(i32c(0), counter, 4); });
+    Value* nact = b.CreateUDiv(b.CreateAdd(L, i32c(SP - 1)), i32c(SP));
+    nact = b.CreateSelect(b.CreateICmpSLT(nact, i32c(MS)), nact, i32c(MS));
+    // Maxima and sums of every live record into shared memory:
+    // m at sc_s[g*MS + s], l at sc_s[(G + g)*MS + s].
+    kb.For(tid, b.CreateMul(nact, i32c(G)), i32c(NT), [&](Value* i) {
+      Value* s = b.CreateUDiv(i, i32c(G));
+      Value* g = b.CreateURem(i, i32c(G));
+      Value* at = record(s, g);
+      Value* m = kb.LoadVolatile(kb.F32(), partial_at(at), 4);
+      Value* l = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(at, kb.I64c(1))), 4);
+      Value* slot = b.CreateAdd(b.CreateMul(g, i32c(MS)), s);
+      kb.Store(m, f32at(sc_s, slot), 4);
+      kb.Store(l, f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
+    });
+    kb.Barrier();
+    // Thread g turns them into weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s'.
+    kb.If(b.CreateICmpSLT(tid, i32c(G)), [&] {
+      Value* base = b.CreateMul(tid, i32c(MS));
+      Value* mx = kb.Var(kb.F32(), kb.F32c(kNegInf), "mx");
+      kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
+        kb.Set(mx, kb.Max(kb.Get(mx), kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(base, s)), 4)));
+      });
+      Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
+      kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
+        Value* slot = b.CreateAdd(base, s);
+        Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
+        Value* l = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
+        kb.Set(den, kb.Fma(e, l, kb.Get(den)));
+      });
+      Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.Get(den));
+      kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
+        Value* slot = b.CreateAdd(base, s);
+        Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
+        kb.Store(b.CreateFMul(e, inv), f32at(sc_s, slot), 4);
+      });
+    });
+    kb.Barrier();
+    // out = sum_s w[g][s] * acc_s: each thread owns `per` outputs and
+    // streams the splits, 4 at a time, so its loads are in flight together.
+    const int per = (G * D + NT - 1) / NT;
+    const int kUnroll = 4;
+    std::vector<Value*> outv;
+    for (int k = 0; k < per; ++k) outv.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "o"));
+    Value* steps = b.CreateUDiv(b.CreateAdd(nact, i32c(kUnroll - 1)), i32c(kUnroll));
+    kb.For(i32c(0), steps, i32c(1), [&](Value* st) {
+      for (int u = 0; u < kUnroll; ++u) {
+        Value* s = b.CreateAdd(b.CreateMul(st, i32c(kUnroll)), i32c(u));
+        Value* live = b.CreateICmpSLT(s, nact);
+        Value* sc = b.CreateSelect(live, s, i32c(0));
+        for (int k = 0; k < per; ++k) {
+          Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
+          Value* ic = int64_t{k + 1} * NT > int64_t{G} * D
+                          ? b.CreateSelect(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), i, i32c(0))
+                          : i;
+          Value* g = b.CreateUDiv(ic, i32c(D));
+          Value* d = b.CreateURem(ic, i32c(D));
+          Value* a = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(record(sc, g),
+                                                                        b.CreateAdd(kb.I64c(2), b.CreateZExt(d, kb.I64())))), 4);
+          Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(b.CreateMul(g, i32c(MS)), sc)), 4);
+          w = b.CreateSelect(live, w, kb.F32c(0.0f));
+          kb.Set(outv[k], kb.Fma(w, a, kb.Get(outv[k])));
+        }
+      }
+    });
+    Value* out = kb.Param("out");
+    for (int k = 0; k < per; ++k) {
+      Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
+      kb.If(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), [&] {
+        kb.Store(kb.Get(outv[k]), f32at(out, b.CreateAdd(b.CreateMul(kvh, i32c(int64_t{G} * D)), i)), 4);
+      });
+    }
+  });
+  kb.Finish();
+  return absl::OkStatus();
+}
+
 }  // namespace kiln::codegen

@@ -14,7 +14,7 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-absl::Status Bad(const KernelSpec& spec, std::string_view what) {
+absl::Status Bad(const KernelSpec& spec, absl::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrCat("kernel '", spec.name, "' (", FamilyName(spec.family), "): ", what));
 }
@@ -27,9 +27,7 @@ bool IsIdentifier(const std::string& s) {
   return true;
 }
 
-bool IsPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
-absl::Status CheckThreads(const KernelSpec& spec, int threads, std::string_view which) {
+absl::Status CheckThreads(const KernelSpec& spec, int threads, absl::string_view which) {
   if (threads < kWarp || threads > 1024 || threads % kWarp != 0)
     return Bad(spec, absl::StrCat(which, ".threads = ", threads,
                                   " must be a multiple of 32 in [32, 1024]"));
@@ -188,8 +186,8 @@ std::string Target::PtxFeature() const {
   return "";
 }
 
-absl::StatusOr<Target> Target::FromName(std::string_view name) {
-  std::string n = absl::AsciiStrToLower(name);
+absl::StatusOr<Target> Target::FromName(absl::string_view name) {
+  std::string n = absl::AsciiStrToLower(std::string(name));
   if (absl::StartsWith(n, "sm_")) n = n.substr(3);
   Target t;
   if (n == "80") t.arch = GpuArch::kSm80;
@@ -408,8 +406,8 @@ DecodePlan PlanAttentionDecode(const KernelSpec& spec) {
   int64_t off = 0;
   p.q_offset = off;
   off += int64_t{4} * p.group * p.head_dim;
-  p.score_offset = off;
-  off += int64_t{4} * p.split * p.group_pad;
+  p.score_offset = off;  // scores, then the merge weights of the last block
+  off += int64_t{4} * std::max(p.split, 2 * p.max_splits) * p.group_pad;
   p.red_offset = off;
   off += int64_t{4} * std::max<int64_t>(int64_t{p.row_lanes} * p.group * p.head_dim,
                                         int64_t{p.warps} * p.group);

@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
@@ -28,7 +28,7 @@ struct Target {
   // griddepcontrol (programmatic dependent launch) exists from sm_90 on.
   bool HasGridDependencyControl() const { return arch == GpuArch::kSm90; }
   // "sm_80", "sm_86", "sm_89", "sm_90" (also "80", "90", ...).
-  static absl::StatusOr<Target> FromName(std::string_view name);
+  static absl::StatusOr<Target> FromName(absl::string_view name);
 };
 
 enum class ParamType { kPointer, kI32 };

@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -77,23 +80,23 @@ void ParseReport(const std::string& log, PtxasReport* report) {
     report->kernels.back().name = name;
     return &report->kernels.back();
   };
-  auto quoted = [](std::string_view line) -> std::string {
+  auto quoted = [](absl::string_view line) -> std::string {
     size_t a = line.find('\'');
     size_t b = line.find('\'', a + 1);
-    if (a == std::string_view::npos || b == std::string_view::npos) return "";
+    if (a == absl::string_view::npos || b == absl::string_view::npos) return "";
     return std::string(line.substr(a + 1, b - a - 1));
   };
   // "<number> <words>" pairs separated by commas.
-  auto number_before = [](std::string_view line, std::string_view what, int64_t* out) {
+  auto number_before = [](absl::string_view line, absl::string_view what, int64_t* out) {
     size_t pos = line.find(what);
-    if (pos == std::string_view::npos) return false;
+    if (pos == absl::string_view::npos) return false;
     size_t end = pos;
     while (end > 0 && line[end - 1] == ' ') --end;
     size_t begin = end;
     while (begin > 0 && std::isdigit(static_cast<unsigned char>(line[begin - 1]))) --begin;
     return absl::SimpleAtoi(line.substr(begin, end - begin), out);
   };
-  for (std::string_view line : absl::StrSplit(log, '\n')) {
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
     if (absl::StrContains(line, "Compiling entry function")) {
       cur = find_or_add(quoted(line));
       continue;
@@ -112,7 +115,7 @@ void ParseReport(const std::string& log, PtxasReport* report) {
     }
     if (absl::StrContains(line, "Used ") && absl::StrContains(line, "registers")) {
       size_t u = line.find("Used ");
-      std::string_view rest = line.substr(u + 5);
+      absl::string_view rest = line.substr(u + 5);
       int64_t regs = 0;
       if (number_before(rest, "registers", &regs)) cur->registers = static_cast<int>(regs);
       if (number_before(rest, "barriers", &v)) cur->barriers = static_cast<int>(v);
@@ -137,7 +140,7 @@ std::optional<std::string> FindPtxas() {
   }
   if (IsExecutable("/usr/local/cuda/bin/ptxas")) return std::string("/usr/local/cuda/bin/ptxas");
   if (const char* path = std::getenv("PATH"); path != nullptr) {
-    for (std::string_view dir : absl::StrSplit(path, ':')) {
+    for (absl::string_view dir : absl::StrSplit(path, ':')) {
       if (dir.empty()) continue;
       std::string candidate = absl::StrCat(dir, "/ptxas");
       if (IsExecutable(candidate)) return candidate;
@@ -179,7 +182,7 @@ absl::StatusOr<std::string> RunPtxas(const std::string& ptx, const Target& targe
   if (*rc != 0) {
     // Keep the messages, not the info lines.
     std::string errors;
-    for (std::string_view line : absl::StrSplit(log, '\n'))
+    for (absl::string_view line : absl::StrSplit(log, '\n'))
       if (!absl::StrContains(line, "ptxas info") && !absl::StartsWith(line, "    ") && !line.empty())
         absl::StrAppend(&errors, line, "\n");
     return absl::InvalidArgumentError(

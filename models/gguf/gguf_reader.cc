@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -29,6 +30,10 @@ constexpr uint32_t kMaxDims = 4;            // GGML_MAX_DIMS, spec §5
 // Arrays of arrays are legal in the prose spec; bound the recursion so a
 // hostile file cannot blow the stack.
 constexpr int kMaxArrayDepth = 8;
+// Up-front reservations are capped; past them vectors grow as records are
+// actually read, so memory tracks parsed bytes, not claimed counts.
+constexpr uint64_t kMaxArrayReserve = uint64_t{1} << 18;   // > any vocabulary
+constexpr uint64_t kMaxRecordReserve = uint64_t{1} << 12;  // > any model's tensors
 // Smallest possible records, used to reject absurd counts up front:
 // KV = key length + 1 key byte + type + 1 payload byte;
 // tensor = name length + 1 name byte + n_dims + one dim + type + offset.
@@ -43,22 +48,17 @@ uint64_t MinEncodedBytes(ValueType t) {
   switch (t) {
     case ValueType::kUint8:
     case ValueType::kInt8:
-    case ValueType::kBool:
-      return 1;
+    case ValueType::kBool: return 1;
     case ValueType::kUint16:
-    case ValueType::kInt16:
-      return 2;
+    case ValueType::kInt16: return 2;
     case ValueType::kUint32:
     case ValueType::kInt32:
-    case ValueType::kFloat32:
-      return 4;
+    case ValueType::kFloat32: return 4;
     case ValueType::kUint64:
     case ValueType::kInt64:
     case ValueType::kFloat64:
-    case ValueType::kString:
-      return 8;
-    case ValueType::kArray:
-      return 12;
+    case ValueType::kString: return 8;
+    case ValueType::kArray: return 12;
   }
   return 1;
 }
@@ -122,8 +122,8 @@ class GgufParser {
   // Checks that `n` bytes for `what` remain at the cursor.
   absl::Status Need(uint64_t n, absl::string_view what) const {
     if (n <= remaining()) return absl::OkStatus();
-    return Truncated(pos_, absl::StrCat("need ", n, " bytes for ", what, ", only ", remaining(),
-                                        " remain"));
+    return Truncated(
+        pos_, absl::StrCat("need ", n, " bytes for ", what, ", only ", remaining(), " remain"));
   }
 
   // Little-endian unsigned integer of sizeof(T) bytes, independent of the
@@ -232,14 +232,17 @@ class GgufParser {
     ASSIGN_OR_RETURN(a.element_type, ReadValueType("array element type"));
     uint64_t at = pos_;
     ASSIGN_OR_RETURN(uint64_t count, ReadUint<uint64_t>("array count"));
-    // Checked before reserve(): the allocation is bounded by the file size.
+    // Checked before anything is allocated for the elements.
     uint64_t min_bytes = MinEncodedBytes(a.element_type);
     if (count > remaining() / min_bytes) {
-      return Truncated(at, absl::StrCat("array of ", count, " ", std::string(ValueTypeName(a.element_type)),
-                                        " elements needs at least ", min_bytes,
-                                        " bytes each, only ", remaining(), " bytes remain"));
+      return Truncated(
+          at, absl::StrCat("array of ", count, " ", std::string(ValueTypeName(a.element_type)),
+                           " elements needs at least ", min_bytes, " bytes each, only ",
+                           remaining(), " bytes remain"));
     }
-    a.elements.reserve(count);
+    // A Value is ~48 bytes per (possibly 1-byte) element: reserve only a
+    // bounded head start, so memory grows with the elements actually read.
+    a.elements.reserve(std::min<uint64_t>(count, kMaxArrayReserve));
     for (uint64_t i = 0; i < count; ++i) {
       ASSIGN_OR_RETURN(Value v, ReadValue(a.element_type, depth + 1));
       a.elements.push_back(std::move(v));
@@ -249,12 +252,14 @@ class GgufParser {
 
   absl::Status ParseHeader() {
     if (size() < sizeof(kMagic)) {
-      return Truncated(0, absl::StrCat("file has ", size(), " bytes, too short for the GGUF magic"));
+      return Truncated(0,
+                       absl::StrCat("file has ", size(), " bytes, too short for the GGUF magic"));
     }
     if (std::memcmp(bytes_.data(), kMagic, sizeof(kMagic)) != 0) {
       if (std::memcmp(bytes_.data(), "FUGG", 4) == 0) {
-        return Invalid(0, "magic reads \"FUGG\": a byte-swapped (big-endian) GGUF file; only "
-                          "little-endian GGUF is supported");
+        return Invalid(0,
+                       "magic reads \"FUGG\": a byte-swapped (big-endian) GGUF file; only "
+                       "little-endian GGUF is supported");
       }
       return Invalid(0, absl::StrFormat("bad magic %02x %02x %02x %02x, expected \"GGUF\" "
                                         "(47 47 55 46)",
@@ -270,17 +275,17 @@ class GgufParser {
                                         version, __builtin_bswap32(version)));
     }
     if (version < 2 || version > 3) {
-      return Invalid(4, absl::StrCat("unsupported GGUF version ", version,
-                                     version == 1 ? " (v1 used 32-bit counts; re-convert the model)"
-                                                  : "",
-                                     "; kiln reads versions 2 and 3"));
+      return Invalid(
+          4, absl::StrCat("unsupported GGUF version ", version,
+                          version == 1 ? " (v1 used 32-bit counts; re-convert the model)" : "",
+                          "; kiln reads versions 2 and 3"));
     }
     file_->version_ = version;
     uint64_t at = pos_;
     ASSIGN_OR_RETURN(n_tensors_, ReadUint<uint64_t>("n_tensors"));
     if (n_tensors_ > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return Invalid(at, absl::StrCat("n_tensors = ", static_cast<int64_t>(n_tensors_),
-                                      " is negative"));
+      return Invalid(
+          at, absl::StrCat("n_tensors = ", static_cast<int64_t>(n_tensors_), " is negative"));
     }
     at = pos_;
     ASSIGN_OR_RETURN(n_kv_, ReadUint<uint64_t>("n_kv"));
@@ -304,14 +309,16 @@ class GgufParser {
   }
 
   absl::Status ParseMetadata() {
-    file_->metadata_.reserve(n_kv_);
-    key_offsets_.reserve(n_kv_);
+    // Bounded head start: records cost more in memory than their minimum
+    // size in the file, so grow with the records actually read.
+    file_->metadata_.reserve(std::min<uint64_t>(n_kv_, kMaxRecordReserve));
+    key_offsets_.reserve(std::min<uint64_t>(n_kv_, kMaxRecordReserve));
     for (uint64_t i = 0; i < n_kv_; ++i) {
       uint64_t at = pos_;
       context_ = absl::StrCat("key #", i);
       ASSIGN_OR_RETURN(std::string key, ReadString("key"));
       if (key.empty()) return Invalid(at, "empty key");
-      context_ = absl::StrCat("key '", key, "'");
+      context_ = absl::StrCat("key '", absl::CHexEscape(key), "'");
       auto [it, inserted] = file_->key_index_.try_emplace(key, file_->metadata_.size());
       if (!inserted) {
         return Invalid(at, absl::StrCat("duplicate key (first defined at byte offset ",
@@ -337,12 +344,13 @@ class GgufParser {
     uint64_t at = key_offsets_[it->second];
     context_ = "key 'general.alignment'";
     if (v.type() != ValueType::kUint32) {
-      return Invalid(at, absl::StrCat("general.alignment has type ", std::string(ValueTypeName(v.type())),
-                                      ", expected UINT32"));
+      return Invalid(at, absl::StrCat("general.alignment has type ",
+                                      std::string(ValueTypeName(v.type())), ", expected UINT32"));
     }
     uint32_t a = std::get<uint32_t>(v.storage());
     if (a == 0 || (a & (a - 1)) != 0) {
-      return Invalid(at, absl::StrCat("general.alignment = ", a, " is not a non-zero power of two"));
+      return Invalid(at,
+                     absl::StrCat("general.alignment = ", a, " is not a non-zero power of two"));
     }
     file_->alignment_ = a;
     context_.clear();
@@ -350,14 +358,14 @@ class GgufParser {
   }
 
   absl::Status ParseTensorInfos() {
-    file_->tensors_.reserve(n_tensors_);
-    info_offsets_.reserve(n_tensors_);
+    file_->tensors_.reserve(std::min<uint64_t>(n_tensors_, kMaxRecordReserve));
+    info_offsets_.reserve(std::min<uint64_t>(n_tensors_, kMaxRecordReserve));
     for (uint64_t i = 0; i < n_tensors_; ++i) {
       uint64_t at = pos_;
       context_ = absl::StrCat("tensor #", i);
       ASSIGN_OR_RETURN(std::string name, ReadString("tensor name"));
       if (name.empty()) return Invalid(at, "empty tensor name");
-      context_ = absl::StrCat("tensor '", name, "'");
+      context_ = absl::StrCat("tensor '", absl::CHexEscape(name), "'");
       auto [it, inserted] = file_->tensor_index_.try_emplace(name, file_->tensors_.size());
       if (!inserted) {
         return Invalid(at, absl::StrCat("duplicate tensor name (first defined at byte offset ",
@@ -369,9 +377,9 @@ class GgufParser {
       uint64_t off_at = pos_;
       ASSIGN_OR_RETURN(t.offset, ReadUint<uint64_t>("tensor data offset"));
       if (t.offset % file_->alignment_ != 0) {
-        return Invalid(off_at, absl::StrCat("data offset ", t.offset,
-                                            " is not a multiple of the alignment ",
-                                            file_->alignment_));
+        return Invalid(
+            off_at, absl::StrCat("data offset ", t.offset, " is not a multiple of the alignment ",
+                                 file_->alignment_));
       }
       file_->tensors_.push_back(std::move(t));
       info_offsets_.push_back(at);
@@ -403,10 +411,9 @@ class GgufParser {
     std::optional<GgmlTypeInfo> info = LookupGgmlType(type_id);
     if (!info.has_value()) {
       std::string_view known = KnownUnsupportedTypeName(type_id);
-      return Invalid(at, known.empty()
-                             ? absl::StrCat("unknown ggml type id ", type_id)
-                             : absl::StrCat("ggml type ", std::string(known), " (id ", type_id,
-                                            ") is not supported by kiln"));
+      return Invalid(at, known.empty() ? absl::StrCat("unknown ggml type id ", type_id)
+                                       : absl::StrCat("ggml type ", std::string(known), " (id ",
+                                                      type_id, ") is not supported by kiln"));
     }
     t.type = info->type;
     if (elements_overflow) {
@@ -420,7 +427,8 @@ class GgufParser {
     // bytes = (ne0 / block) * block_bytes * ne1 * ne2 * ne3, all in int64.
     int64_t bytes = t.dims[0] / info->block_elems;
     bool overflow = __builtin_mul_overflow(bytes, int64_t{info->block_bytes}, &bytes);
-    for (uint32_t j = 1; j < n_dims; ++j) overflow |= __builtin_mul_overflow(bytes, t.dims[j], &bytes);
+    for (uint32_t j = 1; j < n_dims; ++j)
+      overflow |= __builtin_mul_overflow(bytes, t.dims[j], &bytes);
     if (overflow) {
       return Invalid(at, absl::StrCat("byte size of ", std::string(info->name), " dims [",
                                       absl::StrJoin(t.dims, ", "), "] overflows int64"));
@@ -440,10 +448,10 @@ class GgufParser {
     }
     const uint64_t data_offset = AlignUp(end_of_infos, align);
     if (data_offset > size()) {
-      return Truncated(end_of_infos, absl::StrCat("the data section starts at byte offset ",
-                                                  data_offset, " (tensor infos end at ",
-                                                  end_of_infos, ", aligned to ", align,
-                                                  ") but the file ends before it"));
+      return Truncated(end_of_infos,
+                       absl::StrCat("the data section starts at byte offset ", data_offset,
+                                    " (tensor infos end at ", end_of_infos, ", aligned to ", align,
+                                    ") but the file ends before it"));
     }
     file_->data_offset_ = data_offset;
     struct Range {
@@ -454,13 +462,12 @@ class GgufParser {
     ranges.reserve(file_->tensors_.size());
     for (size_t i = 0; i < file_->tensors_.size(); ++i) {
       TensorInfo& t = file_->tensors_[i];
-      context_ = absl::StrCat("tensor '", t.name, "'");
+      context_ = absl::StrCat("tensor '", absl::CHexEscape(t.name), "'");
       uint64_t room = size() - data_offset;
       if (t.offset > room || t.nbytes > room - t.offset) {
         return Truncated(info_offsets_[i],
                          absl::StrCat(t.nbytes, " bytes of data at data_offset ", data_offset,
-                                      " + offset ", t.offset,
-                                      " extend past the end of the file"));
+                                      " + offset ", t.offset, " extend past the end of the file"));
       }
       t.file_offset = data_offset + t.offset;
       uint64_t end = t.file_offset + t.nbytes;
@@ -480,11 +487,11 @@ class GgufParser {
       const Range& p = ranges[k - 1];
       const Range& r = ranges[k];
       if (r.begin < p.end) {
-        const std::string& a = file_->tensors_[p.index].name;
-        const std::string& b = file_->tensors_[r.index].name;
-        return Invalid(r.begin, absl::StrCat("tensors '", a, "' (bytes ", p.begin, "..", p.end,
-                                             ") and '", b, "' (bytes ", r.begin, "..", r.end,
-                                             ") overlap"));
+        std::string a = absl::CHexEscape(file_->tensors_[p.index].name);
+        std::string b = absl::CHexEscape(file_->tensors_[r.index].name);
+        return Invalid(r.begin,
+                       absl::StrCat("tensors '", a, "' (bytes ", p.begin, "..", p.end, ") and '", b,
+                                    "' (bytes ", r.begin, "..", r.end, ") overlap"));
       }
     }
     return absl::OkStatus();

@@ -15,6 +15,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <variant>
 
@@ -29,6 +30,7 @@ namespace {
 constexpr uint32_t kDefaultAlignment = 32;
 constexpr uint32_t kVersion = 3;
 constexpr size_t kMaxDims = 4;
+constexpr size_t kMaxTensorName = 63;
 constexpr int kMaxArrayDepth = 8;  // what the reader accepts
 constexpr char kAlignmentKey[] = "general.alignment";
 // Bytes of tensor data held in producer buffers at once (a single tensor
@@ -59,20 +61,16 @@ class Encoder {
       case ValueType::kUint8: PutUint(std::get<uint8_t>(v.storage())); break;
       case ValueType::kInt8: PutUint(static_cast<uint8_t>(std::get<int8_t>(v.storage()))); break;
       case ValueType::kUint16: PutUint(std::get<uint16_t>(v.storage())); break;
-      case ValueType::kInt16:
-        PutUint(static_cast<uint16_t>(std::get<int16_t>(v.storage())));
-        break;
+      case ValueType::kInt16: PutUint(static_cast<uint16_t>(std::get<int16_t>(v.storage()))); break;
       case ValueType::kUint32: PutUint(std::get<uint32_t>(v.storage())); break;
-      case ValueType::kInt32:
-        PutUint(static_cast<uint32_t>(std::get<int32_t>(v.storage())));
+      case ValueType::kInt32: PutUint(static_cast<uint32_t>(std::get<int32_t>(v.storage()))); break;
+      case ValueType::kFloat32:
+        PutUint(std::bit_cast<uint32_t>(std::get<float>(v.storage())));
         break;
-      case ValueType::kFloat32: PutUint(std::bit_cast<uint32_t>(std::get<float>(v.storage()))); break;
       case ValueType::kBool: PutUint<uint8_t>(std::get<bool>(v.storage()) ? 1 : 0); break;
       case ValueType::kString: PutString(std::get<std::string>(v.storage())); break;
       case ValueType::kUint64: PutUint(std::get<uint64_t>(v.storage())); break;
-      case ValueType::kInt64:
-        PutUint(static_cast<uint64_t>(std::get<int64_t>(v.storage())));
-        break;
+      case ValueType::kInt64: PutUint(static_cast<uint64_t>(std::get<int64_t>(v.storage()))); break;
       case ValueType::kFloat64:
         PutUint(std::bit_cast<uint64_t>(std::get<double>(v.storage())));
         break;
@@ -92,9 +90,10 @@ class Encoder {
     for (size_t i = 0; i < a.elements.size(); ++i) {
       const Value& e = a.elements[i];
       if (e.type() != a.element_type) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "key '", key, "': array element ", i, " has type ", std::string(ValueTypeName(e.type())),
-            " but the array's element type is ", std::string(ValueTypeName(a.element_type))));
+        return absl::InvalidArgumentError(
+            absl::StrCat("key '", key, "': array element ", i, " has type ",
+                         std::string(ValueTypeName(e.type())), " but the array's element type is ",
+                         std::string(ValueTypeName(a.element_type))));
       }
       RETURN_IF_ERROR(PutValue(key, e, depth + 1));
     }
@@ -128,10 +127,13 @@ absl::Status PwriteAll(int fd, const uint8_t* p, uint64_t n, uint64_t offset,
 // allocations cost a page fault per 4 KiB and dominated write time.
 class ReusedBuffer {
  public:
+  // Null when the allocation fails (no exceptions in kiln).
   uint8_t* Get(uint64_t n) {
     if (n > capacity_) {
       data_.reset();  // release first so old and new never coexist
-      data_.reset(new uint8_t[n]);
+      capacity_ = 0;
+      data_.reset(new (std::nothrow) uint8_t[n]);
+      if (data_ == nullptr) return nullptr;
       capacity_ = n;
     }
     return data_.get();
@@ -175,9 +177,9 @@ void GgufWriter::AddTensorBytes(std::string name, std::vector<int64_t> dims, Ggm
   AddTensor(std::move(name), std::move(dims), type,
             [data](absl::Span<uint8_t> out) -> absl::Status {
               if (data->size() != out.size()) {
-                return absl::InvalidArgumentError(
-                    absl::StrCat("AddTensorBytes got ", data->size(),
-                                 " bytes but the dims and type need ", out.size()));
+                return absl::InvalidArgumentError(absl::StrCat("AddTensorBytes got ", data->size(),
+                                                               " bytes but the dims and type need ",
+                                                               out.size()));
               }
               std::copy(data->begin(), data->end(), out.begin());
               return absl::OkStatus();
@@ -232,6 +234,13 @@ absl::StatusOr<GgufWriter::Layout> GgufWriter::Plan() const {
   layout.nbytes.reserve(tensors_.size());
   for (const PendingTensor& t : tensors_) {
     if (t.name.empty()) return absl::InvalidArgumentError("empty tensor name");
+    // llama.cpp rejects names of GGML_MAX_NAME (64) bytes or more (spec §5);
+    // refuse to write files it cannot read.
+    if (t.name.size() > kMaxTensorName) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor name '", t.name, "' is ",
+                                                     t.name.size(), " bytes, at most ",
+                                                     kMaxTensorName, " are allowed"));
+    }
     if (!seen.insert(t.name).second) {
       return absl::InvalidArgumentError(absl::StrCat("duplicate tensor name '", t.name, "'"));
     }
@@ -311,13 +320,14 @@ absl::Status GgufWriter::Write(const std::string& path, int threads) const {
     status = absl::ErrnoToStatus(errno, absl::StrCat("cannot size '", tmp, "'"));
   }
   if (status.ok()) {
-    status = PwriteAll(fd, reinterpret_cast<const uint8_t*>(layout.head.data()),
-                       layout.head.size(), 0, tmp);
+    status = PwriteAll(fd, reinterpret_cast<const uint8_t*>(layout.head.data()), layout.head.size(),
+                       0, tmp);
   }
 
   // Workers take tensors in order; each produces one tensor into a private
   // zeroed buffer (data plus its padding) and pwrites it. `in_flight` bounds
-  // the buffered bytes; the first error (lowest tensor index) wins.
+  // the buffered bytes. After an error no new tensor starts, and the error of
+  // the lowest-index failing tensor is reported.
   std::mutex mu;
   std::condition_variable cv;
   size_t next = 0;
@@ -342,10 +352,15 @@ absl::Status GgufWriter::Write(const std::string& path, int threads) const {
         if (!error.ok()) return;
         in_flight += padded;
       }
-      // Zeroed so padding, and any byte a producer skips, is deterministic.
       uint8_t* buf = buffer.Get(padded);
-      std::memset(buf, 0, padded);
-      absl::Status s = tensors_[i].producer(absl::Span<uint8_t>(buf, layout.nbytes[i]));
+      absl::Status s;
+      if (buf == nullptr) {
+        s = absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", padded, " bytes"));
+      } else {
+        // Zeroed so padding, and any byte a producer skips, is deterministic.
+        std::memset(buf, 0, padded);
+        s = tensors_[i].producer(absl::Span<uint8_t>(buf, layout.nbytes[i]));
+      }
       if (!s.ok()) {
         s = WithTensor(s, tensors_[i].name);
       } else {
@@ -361,7 +376,8 @@ absl::Status GgufWriter::Write(const std::string& path, int threads) const {
       cv.notify_all();
     }
   };
-  size_t n_threads = std::min<size_t>(threads < 1 ? 1 : threads, std::max<size_t>(tensors_.size(), 1));
+  size_t n_threads =
+      std::min<size_t>(threads < 1 ? 1 : threads, std::max<size_t>(tensors_.size(), 1));
   std::vector<std::thread> pool;
   for (size_t t = 1; t < n_threads; ++t) pool.emplace_back(worker);
   worker();

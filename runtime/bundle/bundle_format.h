@@ -3,8 +3,8 @@
 #ifndef KILN_RUNTIME_BUNDLE_BUNDLE_FORMAT_H_
 #define KILN_RUNTIME_BUNDLE_BUNDLE_FORMAT_H_
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 
 #include "absl/types/span.h"
 

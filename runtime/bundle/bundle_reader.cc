@@ -94,9 +94,10 @@ absl::Status Bundle::Load() {
       bytes_.subspan(kBundleHeaderSize, h.manifest_size);
   const uint64_t checksum = Fnv1a64(manifest_bytes);
   if (checksum != h.manifest_fnv1a64)
-    return data_loss(absl::StrFormat("manifest checksum mismatch: header has %016x, bytes hash "
-                                     "to %016x",
-                                     h.manifest_fnv1a64, checksum));
+    return data_loss(
+        absl::StrFormat("manifest checksum mismatch: header has %016x, bytes hash "
+                        "to %016x",
+                        h.manifest_fnv1a64, checksum));
   if (!manifest_.ParseFromArray(manifest_bytes.data(), static_cast<int>(manifest_bytes.size())))
     return data_loss("manifest (", h.manifest_size,
                      " bytes) does not parse as a kiln.runtime.Manifest");
@@ -108,8 +109,8 @@ absl::Status Bundle::Load() {
     const std::string what = DescribeSection(s, i);
     if (s.offset() < pos)
       return data_loss(what, ": offset ", s.offset(), " is before the end of the ",
-                       i == 0 ? std::string("manifest") : absl::StrCat("section ", i - 1),
-                       " (", pos, ")");
+                       i == 0 ? std::string("manifest") : absl::StrCat("section ", i - 1), " (",
+                       pos, ")");
     if (s.size() > size || s.offset() > size - s.size())
       return data_loss(what, ": bytes [", s.offset(), ", ", s.offset(), " + ", s.size(),
                        ") are outside the file (", size, " bytes)");

@@ -20,18 +20,16 @@ absl::Status CheckExprWellFormed(const Expr& e) {
 absl::StatusOr<int64_t> Evaluate(const Expr& e, const ExprEnv& env) {
   if (absl::Status s = CheckExprWellFormed(e); !s.ok()) return s;
   if (env.t < 0 || env.p < 0 || env.c < 0)
-    return absl::InvalidArgumentError(absl::StrCat("cannot evaluate ", ExprToString(e),
-                                                   " at negative T=", env.t, " P=", env.p,
-                                                   " C=", env.c));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot evaluate ", ExprToString(e), " at negative T=", env.t, " P=", env.p, " C=", env.c));
   int64_t sum = e.constant();
   const int64_t terms[3][2] = {{e.t(), env.t}, {e.p(), env.p}, {e.c(), env.c}};
   for (const auto& [coef, value] : terms) {
     int64_t product;
-    if (__builtin_mul_overflow(coef, value, &product) ||
-        __builtin_add_overflow(sum, product, &sum))
+    if (__builtin_mul_overflow(coef, value, &product) || __builtin_add_overflow(sum, product, &sum))
       return absl::InvalidArgumentError(absl::StrCat("expression ", ExprToString(e),
-                                                     " overflows int64 at T=", env.t,
-                                                     " P=", env.p, " C=", env.c));
+                                                     " overflows int64 at T=", env.t, " P=", env.p,
+                                                     " C=", env.c));
   }
   const int64_t div = e.div() > 1 ? e.div() : 1;
   // sum >= 0 and div >= 1: ceil without the (sum + div - 1) overflow.

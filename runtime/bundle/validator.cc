@@ -7,10 +7,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "models/gguf/ggml_type.h"
 #include "runtime/bundle/bundle_format.h"
 #include "support/status_macros.h"
@@ -61,9 +60,10 @@ std::string BufferName(const Manifest& m, uint32_t i) {
 absl::Status ValidateConfig(const ModelConfig& c) {
   if (c.architecture().empty()) return Invalid("config: architecture is empty");
   const std::pair<const char*, int64_t> dims[] = {
-      {"n_layer", c.n_layer()},   {"n_embd", c.n_embd()},       {"n_ff", c.n_ff()},
-      {"n_head", c.n_head()},     {"n_head_kv", c.n_head_kv()}, {"head_dim", c.head_dim()},
-      {"n_vocab", c.n_vocab()},   {"context_length", c.context_length()}};
+      {"n_layer", c.n_layer()},     {"n_embd", c.n_embd()},
+      {"n_ff", c.n_ff()},           {"n_head", c.n_head()},
+      {"n_head_kv", c.n_head_kv()}, {"head_dim", c.head_dim()},
+      {"n_vocab", c.n_vocab()},     {"context_length", c.context_length()}};
   for (const auto& [name, v] : dims)
     if (v < 1 || v >= kMaxI32Exclusive)
       return Invalid("config: ", name, " is ", v, "; must be in [1, 2^31)");
@@ -82,16 +82,14 @@ absl::Status ValidateTokenizer(const Tokenizer& t, const ModelConfig& c) {
     return Invalid("tokenizer: ", t.tokens_size(), " tokens but ", t.token_types_size(),
                    " token types");
   if (t.tokens_size() > c.n_vocab())
-    return Invalid("tokenizer: ", t.tokens_size(), " tokens exceed config n_vocab ",
-                   c.n_vocab());
+    return Invalid("tokenizer: ", t.tokens_size(), " tokens exceed config n_vocab ", c.n_vocab());
   const std::pair<const char*, int32_t> ids[] = {
       {"bos_id", t.bos_id()}, {"eos_id", t.eos_id()}, {"pad_id", t.pad_id()}};
   for (const auto& [name, id] : ids)
     if (id < -1 || id >= t.tokens_size())
       return Invalid("tokenizer: ", name, " ", id, " is not a token id (", t.tokens_size(),
                      " tokens; -1 means none)");
-  if (t.add_bos() && t.bos_id() < 0)
-    return Invalid("tokenizer: add_bos is set but bos_id is -1");
+  if (t.add_bos() && t.bos_id() < 0) return Invalid("tokenizer: add_bos is set but bos_id is -1");
   return absl::OkStatus();
 }
 
@@ -124,8 +122,8 @@ absl::Status ValidateSections(const Manifest& m, uint64_t file_size) {
       return Invalid(what, ": offset ", s.offset(), " is not a multiple of ", kSectionAlignment);
     if (s.offset() < prev_end)
       return Invalid(what, ": offset ", s.offset(), " is before the end of ",
-                     i == 0 ? std::string("the header") : absl::StrCat("section ", i - 1),
-                     " (", prev_end, "); sections must be sorted and disjoint");
+                     i == 0 ? std::string("the header") : absl::StrCat("section ", i - 1), " (",
+                     prev_end, "); sections must be sorted and disjoint");
     if (s.size() > file_size || s.offset() > file_size - s.size())
       return Invalid(what, ": bytes [", s.offset(), ", ", s.offset(), " + ", s.size(),
                      ") extend past the end of the file (", file_size, " bytes)");
@@ -156,12 +154,11 @@ absl::Status ValidateBuffers(Facts& f) {
     if (b.bytes().p() != 0)
       return Invalid(what, ": bytes = ", ExprToString(b.bytes()),
                      " depends on P; buffers are allocated once, before any step");
-    ASSIGN_OR_RETURN(int64_t max_bytes, EvaluateBelow(b.bytes(), max_env, kMaxSizeExclusive,
-                                                      "2^40", absl::StrCat(what, ": bytes")));
+    ASSIGN_OR_RETURN(int64_t max_bytes, EvaluateBelow(b.bytes(), max_env, kMaxSizeExclusive, "2^40",
+                                                      absl::StrCat(what, ": bytes")));
     ASSIGN_OR_RETURN(int64_t min_bytes, Evaluate(b.bytes(), min_env));
     if (min_bytes == 0)
-      return Invalid(what, ": bytes = ", ExprToString(b.bytes()), " is 0 at ",
-                     EnvString(min_env));
+      return Invalid(what, ": bytes = ", ExprToString(b.bytes()), " is 0 at ", EnvString(min_env));
     f.buffer_min_bytes.push_back(min_bytes);
     f.buffer_max_bytes.push_back(max_bytes);
   }
@@ -205,8 +202,8 @@ absl::Status ValidateBindings(const Facts& f) {
         return Invalid(what, ": ne[", d, "] = ", b.dims(d), " is not in [1, 2^40)");
     ASSIGN_OR_RETURN(int64_t nbytes, TensorBytes(*info, b, what));
     if (b.nbytes() != static_cast<uint64_t>(nbytes))
-      return Invalid(what, ": nbytes ", b.nbytes(), " does not match ", std::string(info->name), " [",
-                     absl::StrJoin(b.dims(), ", "), "], which is ", nbytes, " bytes");
+      return Invalid(what, ": nbytes ", b.nbytes(), " does not match ", std::string(info->name),
+                     " [", absl::StrJoin(b.dims(), ", "), "], which is ", nbytes, " bytes");
     if (b.buffer() >= static_cast<uint32_t>(m.buffers_size()))
       return Invalid(what, ": buffer ", b.buffer(), " is out of range (", m.buffers_size(),
                      " buffers)");
@@ -250,15 +247,13 @@ absl::Status ValidateIoBuffers(const Facts& f) {
                      " buffers)");
     if (m.buffers(x.index).kind() != Buffer::IO)
       return Invalid(x.field, ": ", BufferName(m, x.index), " has kind ",
-                     EnumName(Buffer::Kind_descriptor(), m.buffers(x.index).kind()),
-                     ", not IO");
+                     EnumName(Buffer::Kind_descriptor(), m.buffers(x.index).kind()), ", not IO");
     for (size_t j = 0; j < k; ++j)
       if (io[j].index == x.index)
         return Invalid(x.field, ": ", BufferName(m, x.index), " is also ", io[j].field);
     if (f.buffer_min_bytes[x.index] < x.min_bytes)
-      return Invalid(x.field, ": ", BufferName(m, x.index), " holds ",
-                     f.buffer_min_bytes[x.index], " bytes, fewer than the ", x.min_bytes,
-                     " of ", x.holds);
+      return Invalid(x.field, ": ", BufferName(m, x.index), " holds ", f.buffer_min_bytes[x.index],
+                     " bytes, fewer than the ", x.min_bytes, " of ", x.holds);
   }
   return absl::OkStatus();
 }
@@ -285,8 +280,8 @@ absl::Status ValidateKernels(const Facts& f) {
                      " is not 1 to ", kMaxThreadsPerBlock, " threads with every dim >= 1");
     if (k.shared_bytes() > kMaxSharedBytes)
       return Invalid(what, ": shared_bytes ", k.shared_bytes(), " exceeds ", kMaxSharedBytes);
-    RETURN_IF_ERROR(EvaluateBelow(k.bytes_read_per_position(), max_env, kMaxSizeExclusive,
-                                  "2^40", absl::StrCat(what, ": bytes_read_per_position"))
+    RETURN_IF_ERROR(EvaluateBelow(k.bytes_read_per_position(), max_env, kMaxSizeExclusive, "2^40",
+                                  absl::StrCat(what, ": bytes_read_per_position"))
                         .status());
   }
   return absl::OkStatus();
@@ -311,9 +306,9 @@ absl::Status ValidateArg(const Facts& f, const Arg& a, const Param& param, bool 
                        EvaluateBelow(a.buffer().offset(), max_env, kMaxSizeExclusive, "2^40",
                                      absl::StrCat(what, ": offset")));
       if (offset > f.buffer_max_bytes[index])
-        return Invalid(what, ": offset ", ExprToString(a.buffer().offset()), " is ", offset,
-                       " at ", EnvString(max_env), ", past the end of ", BufferName(m, index),
-                       " (", f.buffer_max_bytes[index], " bytes)");
+        return Invalid(what, ": offset ", ExprToString(a.buffer().offset()), " is ", offset, " at ",
+                       EnvString(max_env), ", past the end of ", BufferName(m, index), " (",
+                       f.buffer_max_bytes[index], " bytes)");
       return absl::OkStatus();
     }
     case Arg::kI32:
@@ -346,19 +341,20 @@ absl::Status ValidatePlan(const Facts& f, const Plan& plan, absl::string_view pl
     const std::pair<const char*, const Expr*> grid[] = {
         {"grid_x", &l.grid_x()}, {"grid_y", &l.grid_y()}, {"grid_z", &l.grid_z()}};
     for (const auto& [name, e] : grid) {
-      RETURN_IF_ERROR(EvaluateBelow(*e, max_env, kMaxI32Exclusive, "2^31",
-                                    absl::StrCat(what, ": ", name))
-                          .status());
+      RETURN_IF_ERROR(
+          EvaluateBelow(*e, max_env, kMaxI32Exclusive, "2^31", absl::StrCat(what, ": ", name))
+              .status());
       ASSIGN_OR_RETURN(int64_t smallest, Evaluate(*e, min_env));
       if (smallest < 1)
-        return Invalid(what, ": ", name, " = ", ExprToString(*e), " is 0 at ",
-                       EnvString(min_env), "; grid dims must be at least 1");
+        return Invalid(what, ": ", name, " = ", ExprToString(*e), " is 0 at ", EnvString(min_env),
+                       "; grid dims must be at least 1");
     }
     if (l.args_size() != k.params_size())
       return Invalid(what, ": ", l.args_size(), " args for ", k.params_size(), " params");
     for (int j = 0; j < l.args_size(); ++j)
-      RETURN_IF_ERROR(ValidateArg(f, l.args(j), k.params(j), after_load, max_env,
-                                  absl::StrCat(what, ": arg ", j, " ('", k.params(j).name(), "')")));
+      RETURN_IF_ERROR(
+          ValidateArg(f, l.args(j), k.params(j), after_load, max_env,
+                      absl::StrCat(what, ": arg ", j, " ('", k.params(j).name(), "')")));
   }
   return absl::OkStatus();
 }
@@ -366,8 +362,8 @@ absl::Status ValidatePlan(const Facts& f, const Plan& plan, absl::string_view pl
 }  // namespace
 
 std::string DescribeSection(const Section& s, int index) {
-  return absl::StrCat("section ", index, " (", EnumName(Section::Kind_descriptor(), s.kind()),
-                      " ", s.target().empty() ? "<no target>" : s.target(), ")");
+  return absl::StrCat("section ", index, " (", EnumName(Section::Kind_descriptor(), s.kind()), " ",
+                      s.target().empty() ? "<no target>" : s.target(), ")");
 }
 
 int64_t AllocationTokens(const Manifest& m) {

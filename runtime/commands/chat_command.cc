@@ -68,6 +68,7 @@ int RunChat(const std::vector<std::string>& args) {
 
   absl::StatusOr<Session> session = OpenSession();
   if (!session.ok()) return Fail(session.status());
+  PrintSampling(*sampler);
   Executor& ex = *session->executor;
   const tokenizer::Tokenizer& tok = *session->tokenizer;
 

@@ -64,11 +64,14 @@ absl::StatusOr<Sampler> SamplerFromFlags(const SamplingDefaults& defaults) {
   o.top_k = absl::GetFlag(FLAGS_top_k);
   const int64_t seed = absl::GetFlag(FLAGS_seed);
   o.seed = seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}() & 0x7fffffff;
-  ASSIGN_OR_RETURN(Sampler sampler, Sampler::Create(o));
-  if (!sampler.greedy())
-    std::fprintf(stderr, "kiln: sampling with temp %.2f, top-k %d, top-p %.2f, seed %llu\n", o.temperature,
-                 o.top_k, o.top_p, static_cast<unsigned long long>(o.seed));
-  return sampler;
+  return Sampler::Create(o);
+}
+
+void PrintSampling(const Sampler& sampler) {
+  const SamplerOptions& o = sampler.options();
+  if (sampler.greedy()) return;
+  std::fprintf(stderr, "kiln: sampling with temp %.2f, top-k %d, top-p %.2f, seed %llu\n", o.temperature, o.top_k,
+               o.top_p, static_cast<unsigned long long>(o.seed));
 }
 
 int64_t NPredictFlag() { return absl::GetFlag(FLAGS_n_predict); }

@@ -44,9 +44,11 @@ struct SamplingDefaults {
   float temperature = 0.0f;
   float top_p = 0.95f;
 };
-// Reads --temp/--top-k/--top-p/--seed; a negative --seed draws one at random
-// and prints it, so the run can be repeated.
+// Reads --temp/--top-k/--top-p/--seed; a negative --seed draws one at random.
 absl::StatusOr<Sampler> SamplerFromFlags(const SamplingDefaults& defaults);
+// Prints the sampling settings, the seed included (so a run can be
+// repeated), to stderr; nothing for greedy decoding.
+void PrintSampling(const Sampler& sampler);
 
 // --n-predict (-1: until an end-of-generation token or a full context).
 int64_t NPredictFlag();

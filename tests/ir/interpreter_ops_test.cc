@@ -3,12 +3,15 @@
 // Interpreter outputs start poisoned (NaN), and tests poison the states they
 // expect an op to leave partly untouched.
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <random>
+#include <sstream>
 
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "ir/interpreter.h"
+#include "ir/parser.h"
 #include "models/quant/dequantize.h"
 #include "models/quant/float16.h"
 #include "models/quant/quantize.h"
@@ -64,7 +67,8 @@ std::vector<uint8_t> Encode(GgmlType type, const std::vector<float>& values, std
   return bytes;
 }
 
-std::unique_ptr<Interpreter> MakeInterpreter(const Module& m, const WeightSource& w, int64_t ctx = 0, int threads = 0) {
+std::unique_ptr<Interpreter> MakeInterpreter(const Module& m, const WeightSource& w, int64_t ctx = 0,
+                                             int threads = 0) {
   auto interp = Interpreter::Create(m, w, {.max_context = ctx, .threads = threads});
   EXPECT_TRUE(interp.ok()) << interp.status();
   return interp.ok() ? *std::move(interp) : nullptr;
@@ -125,7 +129,8 @@ TEST(InterpreterOps, MatMulIsIndependentOfThreadsAndBatch) {
   const std::vector<float> a = RunOne(*one, {F32({4, K}, x)});
   EXPECT_EQ(a, RunOne(*three, {F32({4, K}, x)}));
   // Row 2 alone gives the same bits as in the batch.
-  const std::vector<float> row2 = RunOne(*three, {F32({1, K}, std::vector<float>(x.begin() + 2 * K, x.begin() + 3 * K))});
+  const std::vector<float> row2 =
+      RunOne(*three, {F32({1, K}, std::vector<float>(x.begin() + 2 * K, x.begin() + 3 * K))});
   EXPECT_EQ(row2, std::vector<float>(a.begin() + 2 * M, a.begin() + 3 * M));
 }
 
@@ -153,7 +158,8 @@ TEST(InterpreterOps, Embed) {
   auto bad = interp->Run("f", {I32({1}, {static_cast<int32_t>(V)})});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kOutOfRange);
-  EXPECT_NE(bad.status().message().find("token id 50 is out of range [0, 50)"), absl::string_view::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("token id 50 is out of range [0, 50)"), absl::string_view::npos)
+      << bad.status();
 }
 
 // RMSNorm over the last dim, for activations [T, N] and per-head [T, H, D].
@@ -187,9 +193,10 @@ TEST(InterpreterOps, RmsNorm) {
   }
 }
 
-// NEOX RoPE, plain and YaRN. The angles are part of the op's definition
-// (spec/qwen3-model.md §3.4: fp32 theta by repeated multiplication), so the
-// reference forms them the same way and does the rest in double.
+// NEOX RoPE, plain and YaRN. The fp32 angles are part of the op's
+// definition (spec/qwen3-model.md §3.4: theta by repeated fp32
+// multiplication, then the YaRN mix), so the reference forms them the same
+// way and does cos, sin and the rotation in double.
 TEST(InterpreterOps, Rope) {
   for (bool yarn : {false, true}) {
     Rng rng;
@@ -217,13 +224,15 @@ TEST(InterpreterOps, Rope) {
     for (int64_t t = 0; t < T; ++t) {
       float theta = static_cast<float>(P + t);
       for (int64_t i = 0; i < D / 2; ++i, theta *= theta_scale) {
-        double angle = theta * static_cast<double>(rp.freq_scale);
+        float angle = theta * rp.freq_scale;
         if (yarn) {
-          const double y = (i - rp.ramp_low) / std::max(0.001, static_cast<double>(rp.ramp_high - rp.ramp_low));
-          const double mix = (1.0 - std::min(1.0, std::max(0.0, y))) * rp.ext_factor;
-          angle = angle * (1.0 - mix) + static_cast<double>(theta) * mix;
+          const float y =
+              (static_cast<float>(i) - rp.ramp_low) / std::max(0.001f, rp.ramp_high - rp.ramp_low);
+          const float mix = (1.0f - std::min(1.0f, std::max(0.0f, y))) * rp.ext_factor;
+          angle = theta * rp.freq_scale * (1.0f - mix) + theta * mix;
         }
-        const double c = std::cos(angle) * rp.mscale, s = std::sin(angle) * rp.mscale;
+        const double c = std::cos(static_cast<double>(angle)) * rp.mscale;
+        const double s = std::sin(static_cast<double>(angle)) * rp.mscale;
         for (int64_t h = 0; h < H; ++h) {
           const int64_t o = (t * H + h) * D;
           want[o + i] = x[o + i] * c - x[o + i + D / 2] * s;
@@ -231,7 +240,8 @@ TEST(InterpreterOps, Rope) {
         }
       }
     }
-    EXPECT_LT(RelError(RunOne(*interp, {F32({T, H, D}, x), I32({1}, {static_cast<int32_t>(P)})}), want), 2e-6);
+    EXPECT_LT(RelError(RunOne(*interp, {F32({T, H, D}, x), I32({1}, {static_cast<int32_t>(P)})}), want),
+              2e-6);
   }
 }
 
@@ -269,7 +279,8 @@ TEST(InterpreterOps, Attention) {
       double mx = -1e300, sum = 0;
       for (int64_t j = 0; j < n; ++j) {
         double dot = 0;
-        for (int64_t d = 0; d < D; ++d) dot += static_cast<double>(qv[(t * H + h) * D + d]) * K[j * KV * D + kvh * D + d];
+        for (int64_t d = 0; d < D; ++d)
+          dot += static_cast<double>(qv[(t * H + h) * D + d]) * K[j * KV * D + kvh * D + d];
         s[j] = dot * scale;
         mx = std::max(mx, s[j]);
       }
@@ -305,7 +316,8 @@ TEST(InterpreterOps, KvStore) {
   for (const char* name : {"kc", "vc"})
     for (float& e : interp->state(name)->floats()) e = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> kv = rng.Normal(T * KV * D), vv = rng.Normal(T * KV * D);
-  auto out = interp->Run("f", {F32({T, KV, D}, kv), F32({T, KV * D}, vv), I32({1}, {static_cast<int32_t>(P)})});
+  auto out =
+      interp->Run("f", {F32({T, KV, D}, kv), F32({T, KV * D}, vv), I32({1}, {static_cast<int32_t>(P)})});
   ASSERT_TRUE(out.ok()) << out.status();
   for (int which = 0; which < 2; ++which) {
     const std::vector<float>& cache = interp->state(which == 0 ? "kc" : "vc")->floats();
@@ -320,7 +332,8 @@ TEST(InterpreterOps, KvStore) {
         }
       }
   }
-  auto overflow = interp->Run("f", {F32({T, KV, D}, kv), F32({T, KV * D}, vv), I32({1}, {static_cast<int32_t>(C - 1)})});
+  auto overflow =
+      interp->Run("f", {F32({T, KV, D}, kv), F32({T, KV * D}, vv), I32({1}, {static_cast<int32_t>(C - 1)})});
   EXPECT_EQ(overflow.status().code(), absl::StatusCode::kOutOfRange) << overflow.status();
 }
 
@@ -335,7 +348,8 @@ TEST(InterpreterOps, Elementwise) {
     Builder b(f);
     Value* x = b.AddArg({DType::kF32, {n}}, "a");
     Value* y = b.AddArg({DType::kF32, {n}}, "b");
-    b.Return({b.Create(kind, kind == OpKind::kSilu ? std::vector<Value*>{x} : std::vector<Value*>{x, y})->result()});
+    b.Return({b.Create(kind, kind == OpKind::kSilu ? std::vector<Value*>{x} : std::vector<Value*>{x, y})
+                  ->result()});
     MemoryWeightSource ws;
     auto interp = MakeInterpreter(m, ws);
     std::vector<double> want(n);
@@ -347,7 +361,8 @@ TEST(InterpreterOps, Elementwise) {
     const std::vector<float> got = RunOne(*interp, {F32({n}, a), F32({n}, c)});
     ASSERT_EQ(got.size(), want.size());
     for (int64_t i = 0; i < n; ++i)
-      EXPECT_LE(std::abs(got[i] - want[i]), 4e-7 * std::abs(want[i]) + 1e-30) << GetOpInfo(kind).mnemonic << " " << i;
+      EXPECT_LE(std::abs(got[i] - want[i]), 4e-7 * std::abs(want[i]) + 1e-30)
+          << GetOpInfo(kind).mnemonic << " " << i;
   }
 }
 
@@ -439,6 +454,62 @@ TEST(InterpreterOps, LoadStoreReshapeKernel) {
   EXPECT_LT(RelError(RunOne(*interp, {F32({1, K / 2, 2}, x)}), want), 2e-6);
 }
 
+// Every op of the hand-written module runs: random weights of each declared
+// type, then load, prefill, decode and a function typed with P.
+TEST(Interpreter, RunsTheAllOpsModule) {
+  Rng rng;
+  SCOPED_TRACE(rng.seed());
+  std::ifstream in(std::string(KILN_IR_TESTDATA) + "/all_ops.kir");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto m = ParseModule(text.str());
+  ASSERT_TRUE(m.ok()) << m.status();
+  MemoryWeightSource ws;
+  for (const auto& w : (*m)->weights()) {
+    const TensorType& t = w->type();
+    std::vector<int64_t> ne;
+    int64_t n = 1;
+    for (auto d = t.shape.rbegin(); d != t.shape.rend(); ++d) {
+      ne.push_back(d->value());
+      n *= d->value();
+    }
+    const GgmlType type = *GetDTypeInfo(t.dtype).ggml;
+    if (t.dtype == DType::kI8) {
+      std::vector<uint8_t> bytes(n);
+      for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng.Int(0, 255));
+      ws.Add(w->binding(), type, ne, bytes);
+    } else {
+      std::vector<float> decoded;
+      ws.Add(w->binding(), type, ne, Encode(type, rng.Normal(n, 0.2f), decoded));
+    }
+  }
+  auto interp = MakeInterpreter(**m, ws, 16);
+  ASSERT_TRUE(interp->Run("load", {}).ok());
+  EXPECT_EQ(interp->state("codes.u8")->ints()[0],
+            static_cast<uint8_t>(ws.Find("codes \"i8\"\tand\\more\x01")->bytes[0]));
+  auto all_finite = [](const HostTensor& t) {
+    auto v = t.ToFloats();
+    if (!v.ok()) return false;
+    for (float x : *v)
+      if (!std::isfinite(x)) return false;
+    return true;
+  };
+  auto prefill = interp->Run("prefill", {I32({3}, {1, 2, 999}), I32({1}, {0})});
+  ASSERT_TRUE(prefill.ok()) << prefill.status();
+  ASSERT_EQ(prefill->size(), 2u);
+  EXPECT_TRUE(all_finite((*prefill)[0]));
+  EXPECT_EQ((*prefill)[1].dims(), (std::vector<int64_t>{3, 1}));
+  auto decode = interp->Run("decode", {I32({1}, {7}), I32({1}, {3})});
+  ASSERT_TRUE(decode.ok()) << decode.status();
+  // P is bound by the argument's dims, or given, and then must agree.
+  EXPECT_TRUE(interp->Run("probe", {F32({2, 4}, rng.Normal(8))}).ok());
+  EXPECT_FALSE(interp->Run("probe", {F32({2, 4}, rng.Normal(8))}, 3).ok());
+  auto probe = interp->Run("probe", {F32({2, 4}, rng.Normal(8))}, 2);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  ASSERT_EQ(probe->size(), 2u);
+  EXPECT_TRUE(all_finite((*probe)[0]) && all_finite((*probe)[1]));
+}
+
 TEST(Interpreter, WeightBindingErrorsNameTheTensor) {
   Module m;
   m.AddWeight("w", {DType::kQ8_0, {8, 64}}, "blk.0.attn_q.weight");
@@ -456,7 +527,8 @@ TEST(Interpreter, WeightBindingErrorsNameTheTensor) {
   MemoryWeightSource wrong_shape;
   wrong_shape.Add("blk.0.attn_q.weight", GgmlType::kQ8_0, {8, 64}, std::vector<uint8_t>(8 * 64 / 32 * 34));
   auto c = Interpreter::Create(m, wrong_shape);
-  EXPECT_EQ(c.status().message(), "weight @w : q8_0[8, 64] = \"blk.0.attn_q.weight\": the tensor has ne = [8, 64]");
+  EXPECT_EQ(c.status().message(),
+            "weight @w : q8_0[8, 64] = \"blk.0.attn_q.weight\": the tensor has ne = [8, 64]");
 
   MemoryWeightSource right;
   right.Add("blk.0.attn_q.weight", GgmlType::kQ8_0, {64, 8}, std::vector<uint8_t>(8 * 64 / 32 * 34));

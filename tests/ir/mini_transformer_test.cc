@@ -29,8 +29,8 @@ struct Model {
 };
 
 // Adds a weight of IR shape [rows, cols] with random values encoded as `type`.
-Value* AddWeight(Model& m, std::mt19937& gen, const std::string& name, GgmlType type, int64_t rows, int64_t cols,
-                 float scale, float offset = 0.0f) {
+Value* AddWeight(Model& m, std::mt19937& gen, const std::string& name, GgmlType type, int64_t rows,
+                 int64_t cols, float scale, float offset = 0.0f) {
   std::normal_distribution<float> d(offset, scale);
   std::vector<float> v(rows * cols);
   for (float& x : v) x = d(gen);
@@ -51,8 +51,8 @@ struct Layer {
 
 // The forward pass of spec/qwen3-model.md §3.3 for tokens at positions
 // pos[0], pos[0]+1, ...; returns logits [T, vocab].
-Value* Forward(Builder& b, Value* tokens, Value* pos, Value* embd, const std::vector<Layer>& layers, Value* out_norm,
-               Value* output) {
+Value* Forward(Builder& b, Value* tokens, Value* pos, Value* embd, const std::vector<Layer>& layers,
+               Value* out_norm, Value* output) {
   const Dim T = tokens->type().shape[0];
   Value* x = b.Embed(embd, tokens, "x");
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -67,8 +67,8 @@ Value* Forward(Builder& b, Value* tokens, Value* pos, Value* embd, const std::ve
     q = b.Rope(b.RmsNorm(q, L.q_norm, kEps), pos, rope, "q.rope." + n);
     k = b.Rope(b.RmsNorm(k, L.k_norm, kEps), pos, rope, "k.rope." + n);
     b.KvStore(k, v, L.k_cache, L.v_cache, pos);
-    Value* o = b.Attention(q, L.k_cache, L.v_cache, pos, kKvHeads, 1.0f / std::sqrt(static_cast<float>(kHeadDim)),
-                           "attn." + n);
+    Value* o = b.Attention(q, L.k_cache, L.v_cache, pos, kKvHeads,
+                           1.0f / std::sqrt(static_cast<float>(kHeadDim)), "attn." + n);
     x = b.Add(x, b.MatMul(b.Reshape(o, {T, kHeads * kHeadDim}), L.wo), "x." + n);
     h = b.RmsNorm(x, L.ffn_norm, kEps, "h.ffn." + n);
     Value* act = b.Mul(b.Silu(b.MatMul(h, L.gate, "gate." + n)), b.MatMul(h, L.up, "up." + n));
@@ -96,8 +96,10 @@ std::unique_ptr<Model> BuildModel(uint32_t seed) {
     L.gate = AddWeight(*m, gen, p + "ffn_gate", GgmlType::kQ8_0, kFf, kEmbd, 0.15f);
     L.up = AddWeight(*m, gen, p + "ffn_up", GgmlType::kBF16, kFf, kEmbd, 0.15f);
     L.down = AddWeight(*m, gen, p + "ffn_down", GgmlType::kQ8_0, kEmbd, kFf, 0.1f);
-    L.k_cache = m->module.AddState(absl::StrCat("k_cache.", i), {DType::kF16, {Dim::C(), kKvHeads * kHeadDim}});
-    L.v_cache = m->module.AddState(absl::StrCat("v_cache.", i), {DType::kF16, {Dim::C(), kKvHeads * kHeadDim}});
+    L.k_cache =
+        m->module.AddState(absl::StrCat("k_cache.", i), {DType::kF16, {Dim::C(), kKvHeads * kHeadDim}});
+    L.v_cache =
+        m->module.AddState(absl::StrCat("v_cache.", i), {DType::kF16, {Dim::C(), kKvHeads * kHeadDim}});
     layers.push_back(L);
   }
   Value* out_norm = AddWeight(*m, gen, "output_norm", GgmlType::kF32, 1, kEmbd, 0.1f, 1.0f);

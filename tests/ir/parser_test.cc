@@ -1,9 +1,10 @@
 // Parse errors point at the line and column of the offending token, each
 // paired with the corrected text that parses.
+#include "ir/parser.h"
+
 #include <string>
 
 #include "gtest/gtest.h"
-#include "ir/parser.h"
 
 namespace kiln::ir {
 namespace {
@@ -25,30 +26,29 @@ std::vector<BadCase> Cases() {
       {"BadDType", "weight @w : f33[4] = \"w\"\n", "weight @w : f32[4] = \"w\"\n", "1:13",
        "expected a dtype, got 'f33'"},
       {"BadDim", "state @s : f16[X, 4]\n", "state @s : f16[C, 4]\n", "1:16", "expected a dim"},
-      {"MissingBinding", "weight @w : f32[4]\nstate @s : f32[4]\n", "weight @w : f32[4] = \"w\"\nstate @s : f32[4]\n",
-       "2:1", "expected '=' and the GGUF tensor name"},
+      {"MissingBinding", "weight @w : f32[4]\nstate @s : f32[4]\n",
+       "weight @w : f32[4] = \"w\"\nstate @s : f32[4]\n", "2:1", "expected '=' and the GGUF tensor name"},
       {"MissingParen",
-       kHeader + "func @f(%x: f32[2, 4]) -> (f32[2, 8]) {\n  %y = matmul(%x, @w : f32[2, 8]\n  return(%y)\n}\n",
-       kHeader + "func @f(%x: f32[2, 4]) -> (f32[2, 8]) {\n  %y = matmul(%x, @w) : f32[2, 8]\n  return(%y)\n}\n",
+       kHeader +
+           "func @f(%x: f32[2, 4]) -> (f32[2, 8]) {\n  %y = matmul(%x, @w : f32[2, 8]\n  return(%y)\n}\n",
+       kHeader +
+           "func @f(%x: f32[2, 4]) -> (f32[2, 8]) {\n  %y = matmul(%x, @w) : f32[2, 8]\n  return(%y)\n}\n",
        "3:22", "expected ',' or ')' after the operands"},
-      {"UnknownOp",
-       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = sigmoid(%x) : f32[4]\n  return(%y)\n}\n",
+      {"UnknownOp", "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = sigmoid(%x) : f32[4]\n  return(%y)\n}\n",
        "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = silu(%x) : f32[4]\n  return(%y)\n}\n", "2:8",
        "unknown op 'sigmoid'"},
-      {"UndefinedValue",
-       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = silu(%z) : f32[4]\n  return(%y)\n}\n",
+      {"UndefinedValue", "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = silu(%z) : f32[4]\n  return(%y)\n}\n",
        "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = silu(%x) : f32[4]\n  return(%y)\n}\n", "2:13",
        "use of undefined value %z"},
       {"UndeclaredGlobal",
        "func @f(%x: f32[2, 4]) -> (f32[2, 8]) {\n  %y = matmul(%x, @w) : f32[2, 8]\n  return(%y)\n}\n",
-       kHeader + "func @f(%x: f32[2, 4]) -> (f32[2, 8]) {\n  %y = matmul(%x, @w) : f32[2, 8]\n  return(%y)\n}\n",
+       kHeader +
+           "func @f(%x: f32[2, 4]) -> (f32[2, 8]) {\n  %y = matmul(%x, @w) : f32[2, 8]\n  return(%y)\n}\n",
        "2:19", "use of undeclared global @w"},
-      {"Redefinition",
-       "func @f(%x: f32[4]) -> (f32[4]) {\n  %x = silu(%x) : f32[4]\n  return(%x)\n}\n",
+      {"Redefinition", "func @f(%x: f32[4]) -> (f32[4]) {\n  %x = silu(%x) : f32[4]\n  return(%x)\n}\n",
        "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = silu(%x) : f32[4]\n  return(%y)\n}\n", "2:3",
        "redefinition of %x"},
-      {"MissingResultType",
-       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = silu(%x)\n  return(%y)\n}\n",
+      {"MissingResultType", "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = silu(%x)\n  return(%y)\n}\n",
        "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = silu(%x) : f32[4]\n  return(%y)\n}\n", "3:3",
        "expected ':' and the result types"},
       {"TooFewResultTypes",
@@ -60,25 +60,29 @@ std::vector<BadCase> Cases() {
        "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = rms_norm(%x, %x) {eps = 1e-06} : f32[4]\n  return(%y)\n}\n",
        "2:32", "expected an attribute value"},
       {"DuplicateAttribute",
-       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = rms_norm(%x, %x) {eps = 1.0, eps = 2.0} : f32[4]\n  return(%y)\n}\n",
-       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = rms_norm(%x, %x) {eps = 1.0} : f32[4]\n  return(%y)\n}\n", "2:37",
-       "duplicate attribute 'eps'"},
+       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = rms_norm(%x, %x) {eps = 1.0, eps = 2.0} : f32[4]\n  "
+       "return(%y)\n}\n",
+       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = rms_norm(%x, %x) {eps = 1.0} : f32[4]\n  return(%y)\n}\n",
+       "2:37", "duplicate attribute 'eps'"},
       {"UnterminatedString", "weight @w : f32[4] = \"w\n", "weight @w : f32[4] = \"w\"\n", "1:22",
        "expected '\"' to end the string"},
       {"BadCharacter", "state @s : f32[4] $\n", "state @s : f32[4]\n", "1:19", "unexpected character '$'"},
       {"KernelWithoutRegion",
        "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = kernel(%x) : f32[4]\n  return(%y)\n}\n",
-       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = kernel(%x) : f32[4] {\n  ^(%a: f32[4]):\n    yield(%a)\n  }\n"
+       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = kernel(%x) : f32[4] {\n  ^(%a: f32[4]):\n    yield(%a)\n  "
+       "}\n"
        "  return(%y)\n}\n",
        "3:3", "expected 1 region(s) for 'kernel', got 0"},
       {"RegionValueOutOfScope",
-       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = kernel(%x) : f32[4] {\n  ^(%a: f32[4]):\n    yield(%a)\n  }\n"
+       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = kernel(%x) : f32[4] {\n  ^(%a: f32[4]):\n    yield(%a)\n  "
+       "}\n"
        "  return(%a)\n}\n",
-       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = kernel(%x) : f32[4] {\n  ^(%a: f32[4]):\n    yield(%a)\n  }\n"
+       "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = kernel(%x) : f32[4] {\n  ^(%a: f32[4]):\n    yield(%a)\n  "
+       "}\n"
        "  return(%y)\n}\n",
        "6:10", "use of undefined value %a"},
-      {"UnclosedFunction", "func @f(%x: f32[4]) {\n  return()\n", "func @f(%x: f32[4]) {\n  return()\n}\n", "3:1",
-       "expected an op or '}'"},
+      {"UnclosedFunction", "func @f(%x: f32[4]) {\n  return()\n", "func @f(%x: f32[4]) {\n  return()\n}\n",
+       "3:1", "expected an op or '}'"},
   };
 }
 

@@ -57,8 +57,10 @@ TEST(RoundTrip, AllOpsModuleUsesEveryOpAndDType) {
       for (const auto& e : op->attrs().entries()) note(e.value);
     });
   }
-  for (const OpInfo& info : AllOps()) EXPECT_TRUE(ops.contains(info.kind)) << info.mnemonic << " is not exercised";
-  for (const DTypeInfo& d : AllDTypes()) EXPECT_TRUE(dtypes.contains(d.dtype)) << d.name << " is not exercised";
+  for (const OpInfo& info : AllOps())
+    EXPECT_TRUE(ops.contains(info.kind)) << info.mnemonic << " is not exercised";
+  for (const DTypeInfo& d : AllDTypes())
+    EXPECT_TRUE(dtypes.contains(d.dtype)) << d.name << " is not exercised";
   EXPECT_EQ(attr_kinds.size(), 6u);
 }
 
@@ -108,18 +110,30 @@ TEST(RoundTrip, BuiltModule) {
   EXPECT_NE(text.find("%0 = rms_norm(%x.1, @norm) {eps = 1e-06} : f32[T, 64]"), std::string::npos) << text;
   EXPECT_NE(text.find("%bad_name_ = add("), std::string::npos) << text;
   EXPECT_NE(text.find("%x.1.1 = argmax("), std::string::npos) << text;
-  EXPECT_NE(text.find("func @decode(%x: f32[T, 32]) -> (f32[T, 64], i32[T, 1]) {"), std::string::npos) << text;
+  EXPECT_NE(text.find("func @decode(%x: f32[T, 32]) -> (f32[T, 64], i32[T, 1]) {"), std::string::npos)
+      << text;
 }
 
-TEST(RoundTrip, PrintingIsDeterministic) { EXPECT_EQ(PrintModule(*BuildSample()), PrintModule(*BuildSample())); }
+TEST(RoundTrip, PrintingIsDeterministic) {
+  EXPECT_EQ(PrintModule(*BuildSample()), PrintModule(*BuildSample()));
+}
 
 TEST(RoundTrip, FloatAttributesKeepTheirBits) {
-  const float values[] = {1e-6f, 0.1f, 1.0f, -2.0f, 1e6f, 3.4028235e38f, 1e-45f, -0.0f, 0.0883883f,
-                          std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  const float values[] = {1e-6f,
+                          0.1f,
+                          1.0f,
+                          -2.0f,
+                          1e6f,
+                          3.4028235e38f,
+                          1e-45f,
+                          -0.0f,
+                          0.0883883f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity()};
   for (float v : values) {
     const std::string text = Attribute::Float(v).ToString();
-    const std::string module =
-        "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = rms_norm(%x, %x) {eps = " + text + "} : f32[4]\n  return(%y)\n}\n";
+    const std::string module = "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = rms_norm(%x, %x) {eps = " + text +
+                               "} : f32[4]\n  return(%y)\n}\n";
     auto m = ParseModule(module);
     ASSERT_TRUE(m.ok()) << text << ": " << m.status();
     const Op& op = *(*m)->functions()[0]->body().ops()[0];

@@ -83,15 +83,15 @@ void CheckBundle(absl::Span<const uint8_t> bytes) {
   for (int i = 0; i < m.sections_size(); ++i) {
     absl::StatusOr<absl::Span<const uint8_t>> s = (*bundle)->SectionBytes(i);
     if (!s.ok()) Fail("SectionBytes", std::string(s.status().message()));
-    sections.push_back({m.sections(i).kind(), m.sections(i).target(),
-                        std::string(s->begin(), s->end())});
+    sections.push_back(
+        {m.sections(i).kind(), m.sections(i).target(), std::string(s->begin(), s->end())});
   }
   absl::StatusOr<std::string> rewritten = compiler::SerializeBundle(m, sections);
   if (!rewritten.ok()) Fail("SerializeBundle", std::string(rewritten.status().message()));
-  absl::StatusOr<std::unique_ptr<Bundle>> again = Bundle::Parse(
-      absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(rewritten->data()),
-                                rewritten->size()),
-      "rewritten");
+  absl::StatusOr<std::unique_ptr<Bundle>> again =
+      Bundle::Parse(absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(rewritten->data()),
+                                              rewritten->size()),
+                    "rewritten");
   if (!again.ok()) Fail("re-reading a rewritten bundle", std::string(again.status().message()));
   (void)compiler::ManifestToText(m);
 }
@@ -102,8 +102,8 @@ void PatchAndCheck(const uint8_t* data, size_t size) {
   BundleHeader h = DecodeBundleHeader(copy.data());
   if (h.manifest_offset != kBundleHeaderSize || h.manifest_size > size - kBundleHeaderSize) return;
   h.file_size = size;
-  h.manifest_fnv1a64 = Fnv1a64(absl::Span<const uint8_t>(copy).subspan(h.manifest_offset,
-                                                                       h.manifest_size));
+  h.manifest_fnv1a64 =
+      Fnv1a64(absl::Span<const uint8_t>(copy).subspan(h.manifest_offset, h.manifest_size));
   EncodeBundleHeader(h, copy.data());
   CheckBundle(copy);
 }

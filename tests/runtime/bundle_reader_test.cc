@@ -213,14 +213,16 @@ TEST(BundleReaderTest, SectionOverlappingTheManifest) {
   const std::string valid = ValidBytes();
   Manifest m = LaidOutManifest(valid);
   const std::vector<compiler::SectionInput> inputs = MakeSectionInputs();
-  absl::Status ok = ParseString(Assemble(m, valid.size(), {{m.sections(0).offset(), inputs[0].bytes},
-                                                           {m.sections(1).offset(), inputs[1].bytes}}))
+  absl::Status ok = ParseString(Assemble(m, valid.size(),
+                                         {{m.sections(0).offset(), inputs[0].bytes},
+                                          {m.sections(1).offset(), inputs[1].bytes}}))
                         .status();
   ASSERT_TRUE(ok.ok()) << ok;
   m.mutable_sections(0)->set_offset(0);
   absl::Status s = ParseString(Assemble(m, valid.size())).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(s.message(), HasSubstr("section 0 (PTX sm_90): offset 0 is before the end of the manifest"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("section 0 (PTX sm_90): offset 0 is before the end of the manifest"));
 }
 
 TEST(BundleReaderTest, SectionOutsideTheFile) {

@@ -145,10 +145,9 @@ TEST(BundleRoundTripTest, NoSectionsWithoutKernels) {
   ASSERT_TRUE(bytes.ok());
   EXPECT_EQ(DecodeBundleHeader(reinterpret_cast<const uint8_t*>(bytes->data())).file_size,
             bytes->size());
-  absl::StatusOr<std::unique_ptr<Bundle>> bundle =
-      Bundle::Parse(absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()),
-                                              bytes->size()),
-                    "<no sections>");
+  absl::StatusOr<std::unique_ptr<Bundle>> bundle = Bundle::Parse(
+      absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()),
+      "<no sections>");
   ASSERT_FALSE(bundle.ok());
   EXPECT_THAT(bundle.status().message(), HasSubstr("<no sections>: prefill plan has no launches"));
 }

@@ -25,8 +25,8 @@ TEST(DriverTest, MissingLibraryIsACleanFailedPrecondition) {
   absl::StatusOr<std::unique_ptr<Driver>> d = Driver::Open("/nonexistent/libcuda.so.1");
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(d.status().message(), StartsWith("no NVIDIA driver found (/nonexistent/libcuda.so.1 not loadable"));
-  EXPECT_THAT(d.status().message(), HasSubstr("kiln needs an NVIDIA GPU"));
+  EXPECT_THAT(std::string(d.status().message()), StartsWith("no NVIDIA driver found (/nonexistent/libcuda.so.1 not loadable"));
+  EXPECT_THAT(std::string(d.status().message()), HasSubstr("kiln needs an NVIDIA GPU"));
 }
 
 TEST(DriverTest, ProcessDriverReportsNoGpuWhereThereIsNone) {
@@ -38,7 +38,7 @@ TEST(DriverTest, ProcessDriverReportsNoGpuWhereThereIsNone) {
   absl::StatusOr<const Driver*> d = Driver::Get();
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(d.status().message(), StartsWith("no NVIDIA driver found (libcuda.so.1 not loadable"));
+  EXPECT_THAT(std::string(d.status().message()), StartsWith("no NVIDIA driver found (libcuda.so.1 not loadable"));
   // The outcome is kept: asking again gives the same answer, no crash.
   EXPECT_EQ(Driver::Get().status(), d.status());
 }
@@ -47,20 +47,20 @@ TEST(DriverTest, ALibraryThatIsNotTheDriverIsRejected) {
   absl::StatusOr<std::unique_ptr<Driver>> d = Driver::Open("libm.so.6");
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(d.status().message(), HasSubstr("does not answer cuDriverGetVersion"));
+  EXPECT_THAT(std::string(d.status().message()), HasSubstr("does not answer cuDriverGetVersion"));
 }
 
 TEST(DriverTest, ErrorsNameTheCallAndTheCode) {
   absl::Status s = CuError(CUDA_ERROR_INVALID_PTX, "api_->cuModuleLoadDataEx(&m, image, 4, options, values)");
   EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
-  EXPECT_THAT(s.message(), StartsWith("cuModuleLoadDataEx: "));
-  EXPECT_THAT(s.message(), HasSubstr("(218)"));
-  EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("restart")));
+  EXPECT_THAT(std::string(s.message()), StartsWith("cuModuleLoadDataEx: "));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("(218)"));
+  EXPECT_THAT(std::string(s.message()), ::testing::Not(HasSubstr("restart")));
 
   absl::Status oom = CuError(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc", "4096 bytes");
   EXPECT_EQ(oom.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(oom.message(), StartsWith("cuMemAlloc: "));
-  EXPECT_THAT(oom.message(), HasSubstr("(2): 4096 bytes"));
+  EXPECT_THAT(std::string(oom.message()), StartsWith("cuMemAlloc: "));
+  EXPECT_THAT(std::string(oom.message()), HasSubstr("(2): 4096 bytes"));
 
   EXPECT_EQ(CuError(CUDA_ERROR_NO_BINARY_FOR_GPU, "cuModuleLoadDataEx").code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(CuError(CUDA_ERROR_NOT_FOUND, "cuModuleGetFunction").code(), absl::StatusCode::kNotFound);
@@ -71,7 +71,7 @@ TEST(DriverTest, StickyErrorsSayTheProcessMustRestart) {
   EXPECT_TRUE(IsStickyError(CUDA_ERROR_LAUNCH_FAILED));
   EXPECT_FALSE(IsStickyError(CUDA_ERROR_OUT_OF_MEMORY));
   EXPECT_FALSE(IsStickyError(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES));
-  EXPECT_THAT(CuError(CUDA_ERROR_ILLEGAL_ADDRESS, "cuEventSynchronize(e)").message(),
+  EXPECT_THAT(std::string(CuError(CUDA_ERROR_ILLEGAL_ADDRESS, "cuEventSynchronize(e)").message()),
               HasSubstr("sticky error: the GPU context is unusable and kiln must be restarted"));
 }
 
@@ -86,7 +86,7 @@ TEST(DriverTest, ReturnIfErrorPassesSuccessAndReturnsFailure) {
   EXPECT_TRUE(UsesTheMacro(CUDA_SUCCESS).ok());
   absl::Status s = UsesTheMacro(CUDA_ERROR_INVALID_VALUE);
   EXPECT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), StartsWith("FakeCall: "));
+  EXPECT_THAT(std::string(s.message()), StartsWith("FakeCall: "));
 }
 
 TEST(DriverTest, DeviceInfoNamesTheCubinTarget) {
@@ -349,7 +349,7 @@ TEST_F(DriverGpuTest, DynamicSharedMemoryAbove48KiBNeedsTheAttribute) {
   const int optin = ctx_->device().max_shared_per_block_optin;
   absl::Status too_big = f->SetMaxDynamicSharedMemory(optin + 1, optin);
   EXPECT_EQ(too_big.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(too_big.message(), HasSubstr("kernel 'smem_rotate' needs"));
+  EXPECT_THAT(std::string(too_big.message()), HasSubstr("kernel 'smem_rotate' needs"));
 
   const int shared = 64 * 1024, threads = 256;
   ASSERT_TRUE(f->SetMaxDynamicSharedMemory(shared, optin).ok());
@@ -370,8 +370,8 @@ TEST_F(DriverGpuTest, BadPtxCarriesTheJitLog) {
                           ".visible .entry bad()\n{\n\tbogus.instruction;\n\tret;\n}\n";
   absl::StatusOr<std::unique_ptr<Module>> m = Module::Load(*ctx_, Bytes(kBad), ImageKind::kPtx, "bad PTX");
   ASSERT_FALSE(m.ok());
-  EXPECT_THAT(m.status().message(), StartsWith("cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX (218): loading bad PTX"));
-  EXPECT_THAT(m.status().message(), HasSubstr("bogus"));
+  EXPECT_THAT(std::string(m.status().message()), StartsWith("cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX (218): loading bad PTX"));
+  EXPECT_THAT(std::string(m.status().message()), HasSubstr("bogus"));
 }
 
 TEST_F(DriverGpuTest, MissingKernelIsNotFound) {
@@ -401,7 +401,7 @@ TEST_F(DriverGpuTest, OutOfMemoryIsResourceExhausted) {
   absl::StatusOr<DeviceBuffer> b = DeviceBuffer::Allocate(*ctx_, uint64_t{1} << 50);  // 1 PiB
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(b.status().message(), StartsWith("cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2)"));
+  EXPECT_THAT(std::string(b.status().message()), StartsWith("cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2)"));
 }
 
 }  // namespace

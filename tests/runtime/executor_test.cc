@@ -28,6 +28,7 @@
 #include "runtime/preflight.h"
 #include "runtime/sampler.h"
 #include "runtime/vocab_from_manifest.h"
+#include "tests/runtime/toy_bundle.h"
 
 namespace kiln::runtime {
 namespace {
@@ -35,423 +36,11 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// ------------------------------------------------------------ the toy model
-//
-// vocabulary V = 16, one F32 tensor w [16, 16]. load packs it as 2 * w.
-// A step of T tokens at position P stores token ids in a "KV cache"
-// (kv[P + i] = tokens[i]) and gives row r the logits
-//   2 * w[tokens[r]][v] + (v == (kv[0] + ... + kv[P + r]) % V ? 100 : 0),
-// so the argmax is the running sum of all tokens fed so far mod V: any lost
-// position, stale token or unwritten KV entry shows.
+using namespace toy;  // NOLINT: the toy bundle is what these tests are about
 
 constexpr int kV = 16;
 constexpr int kContext = 64;
 constexpr int kMaxTokens = 8;
-
-constexpr char kToyPtx[] = R"(.version 7.8
-.target @TARGET@
-.address_size 64
-
-// load: dst[i] = 2 * src[i] for i < n (packs the GGUF tensor)
-.visible .entry toy_pack(.param .u64 src_p, .param .u64 dst_p, .param .u32 n_p)
-{
-	.reg .pred 	%p<2>;
-	.reg .b32 	%r<8>;
-	.reg .f32 	%f<3>;
-	.reg .b64 	%rd<8>;
-	ld.param.u64 	%rd1, [src_p];
-	ld.param.u64 	%rd2, [dst_p];
-	ld.param.u32 	%r1, [n_p];
-	mov.u32 	%r2, %ctaid.x;
-	mov.u32 	%r3, %ntid.x;
-	mov.u32 	%r4, %tid.x;
-	mad.lo.s32 	%r5, %r2, %r3, %r4;
-	setp.ge.u32 	%p1, %r5, %r1;
-	@%p1 bra 	DONE;
-	cvta.to.global.u64 	%rd3, %rd1;
-	cvta.to.global.u64 	%rd4, %rd2;
-	mul.wide.u32 	%rd5, %r5, 4;
-	add.s64 	%rd6, %rd3, %rd5;
-	add.s64 	%rd7, %rd4, %rd5;
-	ld.global.f32 	%f1, [%rd6];
-	add.f32 	%f2, %f1, %f1;
-	st.global.f32 	[%rd7], %f2;
-DONE:
-	ret;
-}
-
-// kv[P + i] = tokens[i] for i < T, P = position[0]
-.visible .entry toy_store(.param .u64 tokens_p, .param .u64 pos_p, .param .u64 kv_p, .param .u32 t_p)
-{
-	.reg .pred 	%p<2>;
-	.reg .b32 	%r<10>;
-	.reg .b64 	%rd<10>;
-	ld.param.u64 	%rd1, [tokens_p];
-	ld.param.u64 	%rd2, [pos_p];
-	ld.param.u64 	%rd3, [kv_p];
-	ld.param.u32 	%r1, [t_p];
-	mov.u32 	%r2, %ctaid.x;
-	mov.u32 	%r3, %ntid.x;
-	mov.u32 	%r4, %tid.x;
-	mad.lo.s32 	%r5, %r2, %r3, %r4;
-	setp.ge.u32 	%p1, %r5, %r1;
-	@%p1 bra 	DONE;
-	cvta.to.global.u64 	%rd4, %rd1;
-	cvta.to.global.u64 	%rd5, %rd2;
-	cvta.to.global.u64 	%rd6, %rd3;
-	ld.global.u32 	%r6, [%rd5];
-	mul.wide.u32 	%rd7, %r5, 4;
-	add.s64 	%rd8, %rd4, %rd7;
-	ld.global.u32 	%r7, [%rd8];
-	add.u32 	%r8, %r6, %r5;
-	mul.wide.u32 	%rd9, %r8, 4;
-	add.s64 	%rd9, %rd6, %rd9;
-	st.global.u32 	[%rd9], %r7;
-DONE:
-	ret;
-}
-
-// Row r < T, column v < V: s = kv[0] + ... + kv[P + r];
-// logits[row][v] = w[tokens[r] * V + v] + (v == s % V ? 100 : 0),
-// row = r, or 0 for r = T - 1 alone when last_only.
-.visible .entry toy_logits(.param .u64 tokens_p, .param .u64 pos_p, .param .u64 kv_p, .param .u64 w_p,
-                           .param .u64 logits_p, .param .u32 t_p, .param .u32 v_p, .param .u32 last_only_p)
-{
-	.reg .pred 	%p<6>;
-	.reg .b32 	%r<24>;
-	.reg .f32 	%f<4>;
-	.reg .b64 	%rd<16>;
-	@WAIT@
-	ld.param.u64 	%rd1, [tokens_p];
-	ld.param.u64 	%rd2, [pos_p];
-	ld.param.u64 	%rd3, [kv_p];
-	ld.param.u64 	%rd4, [w_p];
-	ld.param.u64 	%rd5, [logits_p];
-	ld.param.u32 	%r1, [t_p];
-	ld.param.u32 	%r2, [v_p];
-	ld.param.u32 	%r20, [last_only_p];
-	cvta.to.global.u64 	%rd1, %rd1;
-	cvta.to.global.u64 	%rd2, %rd2;
-	cvta.to.global.u64 	%rd3, %rd3;
-	cvta.to.global.u64 	%rd4, %rd4;
-	cvta.to.global.u64 	%rd5, %rd5;
-	mov.u32 	%r3, %ctaid.x;
-	mov.u32 	%r4, %ntid.x;
-	mov.u32 	%r5, %tid.x;
-	mad.lo.s32 	%r6, %r3, %r4, %r5;
-	mul.lo.u32 	%r7, %r1, %r2;
-	setp.ge.u32 	%p1, %r6, %r7;
-	@%p1 bra 	DONE;
-	div.u32 	%r8, %r6, %r2;
-	rem.u32 	%r9, %r6, %r2;
-	sub.u32 	%r21, %r1, 1;
-	setp.ne.u32 	%p4, %r20, 0;
-	setp.ne.u32 	%p5, %r8, %r21;
-	and.pred 	%p5, %p4, %p5;
-	@%p5 bra 	DONE;
-	ld.global.u32 	%r10, [%rd2];
-	add.u32 	%r11, %r10, %r8;
-	mov.u32 	%r12, 0;
-	mov.u32 	%r13, 0;
-SUM:
-	mul.wide.u32 	%rd6, %r12, 4;
-	add.s64 	%rd7, %rd3, %rd6;
-	ld.global.u32 	%r14, [%rd7];
-	add.u32 	%r13, %r13, %r14;
-	add.u32 	%r12, %r12, 1;
-	setp.le.u32 	%p2, %r12, %r11;
-	@%p2 bra 	SUM;
-	rem.u32 	%r15, %r13, %r2;
-	mul.wide.u32 	%rd8, %r8, 4;
-	add.s64 	%rd9, %rd1, %rd8;
-	ld.global.u32 	%r16, [%rd9];
-	mad.lo.u32 	%r17, %r16, %r2, %r9;
-	mul.wide.u32 	%rd10, %r17, 4;
-	add.s64 	%rd11, %rd4, %rd10;
-	ld.global.f32 	%f1, [%rd11];
-	setp.eq.u32 	%p3, %r9, %r15;
-	selp.f32 	%f2, 0f42C80000, 0f00000000, %p3;
-	add.f32 	%f3, %f1, %f2;
-	selp.u32 	%r18, %r9, %r6, %p4;
-	mul.wide.u32 	%rd12, %r18, 4;
-	add.s64 	%rd13, %rd5, %rd12;
-	st.global.f32 	[%rd13], %f3;
-DONE:
-	ret;
-}
-
-// sampled[0] = argmax of logits row (last_only ? 0 : T - 1), lowest index on ties
-.visible .entry toy_argmax(.param .u64 logits_p, .param .u64 sampled_p, .param .u32 t_p, .param .u32 v_p,
-                           .param .u32 last_only_p)
-{
-	.reg .pred 	%p<4>;
-	.reg .b32 	%r<10>;
-	.reg .f32 	%f<4>;
-	.reg .b64 	%rd<10>;
-	@WAIT@
-	ld.param.u64 	%rd1, [logits_p];
-	ld.param.u64 	%rd2, [sampled_p];
-	ld.param.u32 	%r1, [t_p];
-	ld.param.u32 	%r2, [v_p];
-	ld.param.u32 	%r9, [last_only_p];
-	cvta.to.global.u64 	%rd3, %rd1;
-	cvta.to.global.u64 	%rd4, %rd2;
-	sub.u32 	%r3, %r1, 1;
-	setp.ne.u32 	%p3, %r9, 0;
-	selp.u32 	%r3, 0, %r3, %p3;
-	mul.lo.u32 	%r4, %r3, %r2;
-	mul.wide.u32 	%rd5, %r4, 4;
-	add.s64 	%rd6, %rd3, %rd5;
-	ld.global.f32 	%f1, [%rd6];
-	mov.u32 	%r5, 0;
-	mov.u32 	%r6, 1;
-SCAN:
-	setp.ge.u32 	%p1, %r6, %r2;
-	@%p1 bra 	END;
-	mul.wide.u32 	%rd7, %r6, 4;
-	add.s64 	%rd8, %rd6, %rd7;
-	ld.global.f32 	%f2, [%rd8];
-	setp.gt.f32 	%p2, %f2, %f1;
-	selp.f32 	%f1, %f2, %f1, %p2;
-	selp.b32 	%r5, %r6, %r5, %p2;
-	add.u32 	%r6, %r6, 1;
-	bra 	SCAN;
-END:
-	st.global.u32 	[%rd4], %r5;
-	ret;
-}
-)";
-
-// The toy PTX for sm_80 (no PDL) or sm_90 (the PDL kernels wait first).
-std::string ToyPtx(const std::string& target) {
-  const bool pdl = target == "sm_90";
-  return absl::StrReplaceAll(kToyPtx, {{"@TARGET@", target}, {"@WAIT@", pdl ? "griddepcontrol.wait;" : ""}});
-}
-
-enum ToyBuffer : uint32_t { kGgufW = 0, kPacked, kKv, kTokens, kPosition, kLogits, kSampled };
-enum ToyKernel : uint32_t { kPack = 0, kStore, kLogitsKernel, kArgmax };
-
-struct ToyOptions {
-  bool last_only = false;            // logits_buffer holds one row
-  int64_t kv_bytes_per_token = 4;    // KV_CACHE bytes = this * C
-  bool decode_reads_p = false;       // a decode arg depends on P (not graphable)
-  std::vector<std::pair<std::string, std::string>> ptx = {{"sm_80", ToyPtx("sm_80")}, {"sm_90", ToyPtx("sm_90")}};
-  std::vector<std::pair<std::string, std::string>> cubins;  // target -> image
-};
-
-struct ToyBundle {
-  Manifest manifest;
-  std::vector<uint8_t> file;  // sections at their offsets, like a .kiln
-  SectionBytesFn sections() const {
-    return [this](int i) -> absl::StatusOr<absl::Span<const uint8_t>> {
-      const Section& s = manifest.sections(i);
-      return absl::MakeConstSpan(file).subspan(s.offset(), s.size());
-    };
-  }
-};
-
-Expr E(int64_t constant, int64_t t = 0, int64_t p = 0, int64_t c = 0, int64_t div = 0) {
-  return MakeExpr(constant, t, p, c, div);
-}
-
-void AddBufferArg(Launch& l, uint32_t buffer, Expr offset = E(0)) {
-  Arg::BufferRef* ref = l.add_args()->mutable_buffer();
-  ref->set_buffer(buffer);
-  *ref->mutable_offset() = offset;
-}
-
-void AddI32(Launch& l, Expr e) { *l.add_args()->mutable_i32() = e; }
-
-Launch MakeLaunch(uint32_t kernel, Expr grid_x) {
-  Launch l;
-  l.set_kernel(kernel);
-  *l.mutable_grid_x() = grid_x;
-  *l.mutable_grid_y() = E(1);
-  *l.mutable_grid_z() = E(1);
-  return l;
-}
-
-void AddStepLaunches(Plan& plan, const ToyOptions& o, bool decode) {
-  Launch store = MakeLaunch(kStore, E(0, 1, 0, 0, 32));
-  AddBufferArg(store, kTokens);
-  AddBufferArg(store, kPosition);
-  AddBufferArg(store, kKv, decode && o.decode_reads_p ? E(0, 0, 4) : E(0));
-  AddI32(store, E(0, 1));
-  Launch logits = MakeLaunch(kLogitsKernel, E(0, kV, 0, 0, 64));
-  for (uint32_t b : {kTokens, kPosition, kKv, kPacked, kLogits}) AddBufferArg(logits, b);
-  AddI32(logits, E(0, 1));
-  AddI32(logits, E(kV));
-  AddI32(logits, E(o.last_only ? 1 : 0));
-  Launch argmax = MakeLaunch(kArgmax, E(1));
-  AddBufferArg(argmax, kLogits);
-  AddBufferArg(argmax, kSampled);
-  AddI32(argmax, E(0, 1));
-  AddI32(argmax, E(kV));
-  AddI32(argmax, E(o.last_only ? 1 : 0));
-  *plan.add_launches() = store;
-  *plan.add_launches() = logits;
-  *plan.add_launches() = argmax;
-}
-
-void AddKernel(Manifest& m, const char* name, std::vector<Param::Kind> params, uint32_t block, bool pdl) {
-  Kernel* k = m.add_kernels();
-  k->set_name(name);
-  k->set_family("toy");
-  for (size_t i = 0; i < params.size(); ++i) {
-    Param* p = k->add_params();
-    p->set_kind(params[i]);
-    p->set_name(absl::StrCat("p", i));
-  }
-  k->set_block_x(block);
-  k->set_block_y(1);
-  k->set_block_z(1);
-  k->set_programmatic_launch(pdl);
-}
-
-void AddBuffer(Manifest& m, const char* name, Buffer::Kind kind, Expr bytes) {
-  Buffer* b = m.add_buffers();
-  b->set_name(name);
-  b->set_kind(kind);
-  *b->mutable_bytes() = bytes;
-  b->set_alignment(256);
-}
-
-ToyBundle MakeToyBundle(const ToyOptions& o = {}) {
-  ToyBundle tb;
-  Manifest& m = tb.manifest;
-  m.set_format_version(kBundleFormatVersion);
-  m.set_producer("kiln executor_test");
-  m.set_target("sm_90");
-  ModelConfig* c = m.mutable_config();
-  c->set_architecture("toy");
-  c->set_n_layer(1);
-  c->set_n_embd(kV);
-  c->set_n_ff(kV);
-  c->set_n_head(1);
-  c->set_n_head_kv(1);
-  c->set_head_dim(kV);
-  c->set_n_vocab(kV);
-  c->set_context_length(kContext);
-  c->set_rms_eps(1e-6f);
-  c->set_rope_base(1e4f);
-  Tokenizer* t = m.mutable_tokenizer();
-  t->set_model("gpt2");
-  t->set_pre("qwen2");
-  t->set_bos_id(-1);
-  t->set_eos_id(-1);
-  t->set_pad_id(-1);
-
-  TensorBinding* b = m.add_bindings();
-  b->set_name("toy.weight");
-  b->set_ggml_type(static_cast<uint32_t>(gguf::GgmlType::kF32));
-  b->add_dims(kV);
-  b->add_dims(kV);
-  b->set_nbytes(kV * kV * 4);
-  b->set_buffer(kGgufW);
-
-  AddBuffer(m, "gguf.toy.weight", Buffer::GGUF_TENSOR, E(kV * kV * 4));
-  AddBuffer(m, "toy.packed", Buffer::WEIGHT, E(kV * kV * 4));
-  AddBuffer(m, "kv", Buffer::KV_CACHE, E(0, 0, 0, o.kv_bytes_per_token));
-  AddBuffer(m, "tokens", Buffer::IO, E(0, 4));
-  AddBuffer(m, "position", Buffer::IO, E(4));
-  AddBuffer(m, "logits", Buffer::IO, o.last_only ? E(kV * 4) : E(0, kV * 4));
-  AddBuffer(m, "sampled", Buffer::IO, E(4));
-  m.set_tokens_buffer(kTokens);
-  m.set_position_buffer(kPosition);
-  m.set_logits_buffer(kLogits);
-  m.set_sampled_buffer(kSampled);
-
-  using P = Param;
-  AddKernel(m, "toy_pack", {P::POINTER, P::POINTER, P::I32}, 64, false);
-  AddKernel(m, "toy_store", {P::POINTER, P::POINTER, P::POINTER, P::I32}, 32, false);
-  AddKernel(m, "toy_logits", {P::POINTER, P::POINTER, P::POINTER, P::POINTER, P::POINTER, P::I32, P::I32, P::I32}, 64,
-            true);
-  AddKernel(m, "toy_argmax", {P::POINTER, P::POINTER, P::I32, P::I32, P::I32}, 1, true);
-
-  Launch pack = MakeLaunch(kPack, E(kV * kV, 0, 0, 0, 64));
-  AddBufferArg(pack, kGgufW);
-  AddBufferArg(pack, kPacked);
-  AddI32(pack, E(kV * kV));
-  *m.mutable_load()->add_launches() = pack;
-  m.mutable_load()->set_max_tokens(0);
-  AddStepLaunches(*m.mutable_prefill(), o, false);
-  m.mutable_prefill()->set_max_tokens(kMaxTokens);
-  AddStepLaunches(*m.mutable_decode(), o, true);
-  m.mutable_decode()->set_max_tokens(1);
-
-  // Sections after a header-sized gap, each at a multiple of 256.
-  tb.file.assign(kSectionAlignment, 0);
-  auto add_section = [&](Section::Kind kind, const std::string& target, const std::string& image) {
-    Section* s = m.add_sections();
-    s->set_kind(kind);
-    s->set_target(target);
-    s->set_offset(tb.file.size());
-    s->set_size(image.size());
-    tb.file.insert(tb.file.end(), image.begin(), image.end());
-    s->set_fnv1a64(Fnv1a64(absl::MakeConstSpan(tb.file).subspan(s->offset(), s->size())));
-    tb.file.resize((tb.file.size() + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment, 0);
-  };
-  for (const auto& [target, ptx] : o.ptx) add_section(Section::PTX, target, ptx);
-  for (const auto& [target, cubin] : o.cubins) add_section(Section::CUBIN, target, cubin);
-  return tb;
-}
-
-std::vector<float> ToyWeights() {
-  std::vector<float> w(kV * kV);
-  uint32_t x = 12345;
-  for (float& v : w) {
-    x = x * 1664525u + 1013904223u;  // LCG: any fixed values in [0, 1) do
-    v = static_cast<float>(x >> 8) * 0x1.0p-24f;
-  }
-  return w;
-}
-
-// A GGUF holding `name` with `type` and `dims` (F32 data from ToyWeights
-// when it fits, zeros otherwise).
-std::vector<uint8_t> ToyGgufBytes(const std::string& name = "toy.weight", gguf::GgmlType type = gguf::GgmlType::kF32,
-                                  std::vector<int64_t> dims = {kV, kV}, bool extra_tensor = false) {
-  gguf::GgufWriter w;
-  w.AddKey("general.architecture", gguf::Value::Str("toy"));
-  const gguf::GgmlTypeInfo& info = gguf::TypeInfo(type);
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<uint8_t> bytes(n / info.block_elems * info.block_bytes, 0);
-  std::vector<float> weights = ToyWeights();
-  if (type == gguf::GgmlType::kF32 && bytes.size() == weights.size() * 4)
-    std::memcpy(bytes.data(), weights.data(), bytes.size());
-  if (extra_tensor) w.AddTensorBytes("other.weight", {32}, gguf::GgmlType::kF32, std::vector<uint8_t>(128, 0));
-  w.AddTensorBytes(name, dims, type, bytes);
-  absl::StatusOr<std::vector<uint8_t>> out = w.WriteToMemory();
-  EXPECT_TRUE(out.ok()) << out.status();
-  return *out;
-}
-
-std::unique_ptr<gguf::GgufFile> ParseGguf(const std::vector<uint8_t>& bytes) {
-  absl::StatusOr<std::unique_ptr<gguf::GgufFile>> f = gguf::GgufFile::Parse(bytes, "toy.gguf");
-  EXPECT_TRUE(f.ok()) << f.status();
-  return *std::move(f);
-}
-
-// The toy model's arithmetic on the CPU, in the same float operations.
-class ToyModel {
- public:
-  std::vector<float> Feed(int32_t token) {
-    history_.push_back(token);
-    const int64_t sum = std::accumulate(history_.begin(), history_.end(), int64_t{0});
-    std::vector<float> row(kV);
-    for (int v = 0; v < kV; ++v) {
-      const float packed = w_[token * kV + v] + w_[token * kV + v];
-      row[v] = packed + (v == sum % kV ? 100.0f : 0.0f);
-    }
-    return row;
-  }
-  void Rewind(size_t n) { history_.resize(n); }
-  size_t size() const { return history_.size(); }
-
- private:
-  std::vector<float> w_ = ToyWeights();
-  std::vector<int32_t> history_;
-};
 
 // ------------------------------------------------------------ CPU tests
 
@@ -466,7 +55,7 @@ TEST(ToyBundleTest, PassesTheBundleValidator) {
 
 TEST(BindingTest, MatchingGgufPasses) {
   ToyBundle tb = MakeToyBundle();
-  std::vector<uint8_t> bytes = ToyGgufBytes("toy.weight", gguf::GgmlType::kF32, {kV, kV}, /*extra_tensor=*/true);
+  std::vector<uint8_t> bytes = ToyGgufBytes(kV, "toy.weight", gguf::GgmlType::kF32, {kV, kV}, /*extra_tensor=*/true);
   EXPECT_TRUE(CheckBinding(tb.manifest, *ParseGguf(bytes)).ok());
 }
 
@@ -479,24 +68,24 @@ TEST(BindingTest, TrailingOnesInTheShapeDoNotMatter) {
 
 TEST(BindingTest, MissingTensorIsNamed) {
   ToyBundle tb = MakeToyBundle();
-  std::vector<uint8_t> bytes = ToyGgufBytes("renamed.weight");
+  std::vector<uint8_t> bytes = ToyGgufBytes(kV, "renamed.weight");
   absl::Status s = CheckBinding(tb.manifest, *ParseGguf(bytes));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), StartsWith("tensor 'toy.weight' is missing from toy.gguf; the bundle expects F32 [16, 16]"));
+  EXPECT_THAT(std::string(s.message()), StartsWith("tensor 'toy.weight' is missing from toy.gguf; the bundle expects F32 [16, 16]"));
 }
 
 TEST(BindingTest, OtherTypeIsNamed) {
   ToyBundle tb = MakeToyBundle();
-  std::vector<uint8_t> bytes = ToyGgufBytes("toy.weight", gguf::GgmlType::kF16);
+  std::vector<uint8_t> bytes = ToyGgufBytes(kV, "toy.weight", gguf::GgmlType::kF16);
   absl::Status s = CheckBinding(tb.manifest, *ParseGguf(bytes));
-  EXPECT_THAT(s.message(), StartsWith("tensor 'toy.weight' is F16 in toy.gguf, the bundle expects F32"));
+  EXPECT_THAT(std::string(s.message()), StartsWith("tensor 'toy.weight' is F16 in toy.gguf, the bundle expects F32"));
 }
 
 TEST(BindingTest, OtherShapeIsNamed) {
   ToyBundle tb = MakeToyBundle();
-  std::vector<uint8_t> bytes = ToyGgufBytes("toy.weight", gguf::GgmlType::kF32, {kV, 2 * kV});
+  std::vector<uint8_t> bytes = ToyGgufBytes(kV, "toy.weight", gguf::GgmlType::kF32, {kV, 2 * kV});
   absl::Status s = CheckBinding(tb.manifest, *ParseGguf(bytes));
-  EXPECT_THAT(s.message(), StartsWith("tensor 'toy.weight' has shape [16, 32] in toy.gguf, the bundle expects [16, 16]"));
+  EXPECT_THAT(std::string(s.message()), StartsWith("tensor 'toy.weight' has shape [16, 32] in toy.gguf, the bundle expects [16, 16]"));
 }
 
 TEST(BindingTest, TheFirstMismatchInBindingOrderIsReported) {
@@ -508,9 +97,9 @@ TEST(BindingTest, TheFirstMismatchInBindingOrderIsReported) {
   first.add_dims(64);
   *tb.manifest.mutable_bindings()->Add() = tb.manifest.bindings(0);
   *tb.manifest.mutable_bindings(0) = first;
-  std::vector<uint8_t> bytes = ToyGgufBytes("toy.weight", gguf::GgmlType::kF16, {kV, kV}, /*extra_tensor=*/true);
+  std::vector<uint8_t> bytes = ToyGgufBytes(kV, "toy.weight", gguf::GgmlType::kF16, {kV, kV}, /*extra_tensor=*/true);
   absl::Status s = CheckBinding(tb.manifest, *ParseGguf(bytes));
-  EXPECT_THAT(s.message(), StartsWith("tensor 'other.weight' has shape [32]"));
+  EXPECT_THAT(std::string(s.message()), StartsWith("tensor 'other.weight' has shape [32]"));
 }
 
 Manifest WithSections(std::vector<std::pair<Section::Kind, std::string>> sections) {
@@ -541,7 +130,7 @@ TEST(SectionTest, AnotherGpuNeedsAllowPtxJit) {
   absl::StatusOr<SectionChoice> c = SelectSections(m, {"NVIDIA GeForce RTX 4090", 89}, false);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(c.status().message(),
+  EXPECT_THAT(std::string(c.status().message()),
               StartsWith("bundle built for sm_90, this GPU is NVIDIA GeForce RTX 4090 (sm_89); rerun with "
                          "--allow-ptx-jit to JIT the PTX (sm_80)"));
   c = SelectSections(m, {"NVIDIA GeForce RTX 4090", 89}, true);
@@ -562,7 +151,7 @@ TEST(SectionTest, TheHighestPtxTheGpuCanJitIsChosen) {
   EXPECT_EQ(c->target, "sm_89");
   // Only PTX: even the exact target needs the flag (it is a JIT).
   c = SelectSections(m, {"NVIDIA H200", 90}, false);
-  EXPECT_THAT(c.status().message(), StartsWith("bundle has no cubin, only PTX for sm_80, sm_90a, sm_89, sm_100, "
+  EXPECT_THAT(std::string(c.status().message()), StartsWith("bundle has no cubin, only PTX for sm_80, sm_90a, sm_89, sm_100, "
                                                "this GPU is NVIDIA H200 (sm_90); rerun with --allow-ptx-jit"));
 }
 
@@ -632,7 +221,7 @@ TEST(MemoryTest, TooLittleMemorySuggestsTheLargestContextThatFits) {
   const uint64_t free = 24'000'000'000;
   absl::Status s = CheckMemoryFits(m, *p, free, "NVIDIA GeForce RTX 4090");
   ASSERT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(s.message(), StartsWith(absl::StrCat("context 40960 needs ", FormatBytes(p->peak_bytes),
+  EXPECT_THAT(std::string(s.message()), StartsWith(absl::StrCat("context 40960 needs ", FormatBytes(p->peak_bytes),
                                                    " of GPU memory, 24.0 GB free on NVIDIA GeForce RTX 4090; "
                                                    "rerun with --ctx-size ")));
   // The suggestion fits and is within one rounding step (256) of the limit.
@@ -650,8 +239,8 @@ TEST(MemoryTest, WhenTheWeightsAloneDoNotFitItSaysSo) {
   absl::StatusOr<MemoryPlan> p = PlanMemory(m, 4096);
   ASSERT_TRUE(p.ok());
   absl::Status s = CheckMemoryFits(m, *p, 12'000'000'000, "NVIDIA T4");
-  EXPECT_THAT(s.message(), HasSubstr("the peak is while loading"));
-  EXPECT_THAT(s.message(), HasSubstr("even --ctx-size 1 does not fit"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("the peak is while loading"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("even --ctx-size 1 does not fit"));
 }
 
 TEST(MemoryTest, FormatBytes) {
@@ -664,7 +253,7 @@ TEST(ContextTest, DefaultIsTheModelsAndItIsBounded) {
   Manifest m = EightBLike();
   EXPECT_EQ(*ChooseContext(m, 0), 40960);
   EXPECT_EQ(*ChooseContext(m, 4096), 4096);
-  EXPECT_THAT(ChooseContext(m, 50000).status().message(),
+  EXPECT_THAT(std::string(ChooseContext(m, 50000).status().message()),
               HasSubstr("--ctx-size 50000 exceeds the model's context length 40960"));
   EXPECT_FALSE(ChooseContext(m, -1).ok());
 }
@@ -675,7 +264,7 @@ TEST(DecodeGraphTest, DecodeMustNotDependOnP) {
   o.decode_reads_p = true;
   absl::Status s = CheckDecodeGraphable(MakeToyBundle(o).manifest);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), StartsWith("decode launch 0 (kernel 'toy_store'): arg 2 offset = 4*P depends on P"));
+  EXPECT_THAT(std::string(s.message()), StartsWith("decode launch 0 (kernel 'toy_store'): arg 2 offset = 4*P depends on P"));
 }
 
 TEST(VocabTest, ManifestTokenizerBecomesAVocab) {
@@ -699,9 +288,9 @@ TEST(VocabTest, ManifestTokenizerBecomesAVocab) {
   EXPECT_EQ(v->bos_id, -1);
   EXPECT_EQ(v->chat_template, "{{ x }}");
   t.set_token_types(1, 9);
-  EXPECT_THAT(VocabFromManifest(t).status().message(), HasSubstr("token 1 has type 9"));
+  EXPECT_THAT(std::string(VocabFromManifest(t).status().message()), HasSubstr("token 1 has type 9"));
   t.add_token_types(1);
-  EXPECT_THAT(VocabFromManifest(t).status().message(), HasSubstr("3 token types for 2 tokens"));
+  EXPECT_THAT(std::string(VocabFromManifest(t).status().message()), HasSubstr("3 token types for 2 tokens"));
 }
 
 bool HaveDriver() {
@@ -718,21 +307,21 @@ TEST(ExecutorTest, WithoutAGpuCreateFailsCleanly) {
   absl::StatusOr<std::unique_ptr<Executor>> e = Executor::Create(tb.manifest, tb.sections(), *file, {});
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(e.status().message(), StartsWith("no NVIDIA driver found"));
+  EXPECT_THAT(std::string(e.status().message()), StartsWith("no NVIDIA driver found"));
 }
 
 TEST(ExecutorTest, TheBindingIsCheckedBeforeTheDriverIsTouched) {
   ToyBundle tb = MakeToyBundle();
-  std::vector<uint8_t> bytes = ToyGgufBytes("toy.weight", gguf::GgmlType::kF16);
+  std::vector<uint8_t> bytes = ToyGgufBytes(kV, "toy.weight", gguf::GgmlType::kF16);
   std::unique_ptr<gguf::GgufFile> file = ParseGguf(bytes);
   absl::StatusOr<std::unique_ptr<Executor>> e = Executor::Create(tb.manifest, tb.sections(), *file, {});
-  EXPECT_THAT(e.status().message(), StartsWith("tensor 'toy.weight' is F16"));
+  EXPECT_THAT(std::string(e.status().message()), StartsWith("tensor 'toy.weight' is F16"));
   ExecutorOptions big;
   big.context = kContext + 1;
   bytes = ToyGgufBytes();
   file = ParseGguf(bytes);
   e = Executor::Create(tb.manifest, tb.sections(), *file, big);
-  EXPECT_THAT(e.status().message(), HasSubstr("exceeds the model's context length 64"));
+  EXPECT_THAT(std::string(e.status().message()), HasSubstr("exceeds the model's context length 64"));
 }
 
 // ------------------------------------------------------------ GPU tests
@@ -892,9 +481,9 @@ TEST_F(ExecutorGpuTest, AFullContextIsReportedNotOverrun) {
   ASSERT_TRUE((*e)->Decode(r->argmax, Logits::kNone).ok());
   absl::Status s = (*e)->Decode(0, Logits::kNone).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(s.message(), HasSubstr("the context of 12 tokens is full"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("the context of 12 tokens is full"));
   ASSERT_TRUE((*e)->Rewind(0).ok());
-  EXPECT_THAT((*e)->Decode(kV, Logits::kNone).status().message(), HasSubstr("outside the vocabulary"));
+  EXPECT_THAT(std::string((*e)->Decode(kV, Logits::kNone).status().message()), HasSubstr("outside the vocabulary"));
 }
 
 TEST_F(ExecutorGpuTest, PtxOnlyBundleNeedsAllowPtxJit) {
@@ -902,8 +491,8 @@ TEST_F(ExecutorGpuTest, PtxOnlyBundleNeedsAllowPtxJit) {
   absl::StatusOr<std::unique_ptr<Executor>> e = Create(tb);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(e.status().message(), StartsWith("bundle has no cubin, only PTX for sm_80, sm_90"));
-  EXPECT_THAT(e.status().message(), HasSubstr("rerun with --allow-ptx-jit"));
+  EXPECT_THAT(std::string(e.status().message()), StartsWith("bundle has no cubin, only PTX for sm_80, sm_90"));
+  EXPECT_THAT(std::string(e.status().message()), HasSubstr("rerun with --allow-ptx-jit"));
 }
 
 TEST_F(ExecutorGpuTest, TooLittleMemoryIsReportedAgainstTheRealFreeMemory) {
@@ -913,8 +502,8 @@ TEST_F(ExecutorGpuTest, TooLittleMemoryIsReportedAgainstTheRealFreeMemory) {
   absl::StatusOr<std::unique_ptr<Executor>> e = Create(tb, Jit());
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(e.status().message(), StartsWith("context 64 needs "));
-  EXPECT_THAT(e.status().message(), HasSubstr("rerun with --ctx-size "));
+  EXPECT_THAT(std::string(e.status().message()), StartsWith("context 64 needs "));
+  EXPECT_THAT(std::string(e.status().message()), HasSubstr("rerun with --ctx-size "));
 }
 
 // The production path: a cubin for exactly this GPU, no JIT. Needs ptxas

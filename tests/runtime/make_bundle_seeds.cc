@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
     std::vector<SectionInput> sections;
   };
   std::vector<Seed> seeds;
-  seeds.push_back({"valid", kiln::testing::MakeValidManifest(), kiln::testing::MakeSectionInputs()});
+  seeds.push_back(
+      {"valid", kiln::testing::MakeValidManifest(), kiln::testing::MakeSectionInputs()});
   {
     Seed s{"ptx_only", kiln::testing::MakeValidManifest(), kiln::testing::MakeSectionInputs()};
     s.sections.pop_back();

@@ -166,10 +166,10 @@ TEST(SamplerTest, SequenceIsPinnedAcrossPlatforms) {
 }
 
 TEST(SamplerTest, RejectsBadSettings) {
-  EXPECT_THAT(Sampler::Create({1.0f, 0, 0.0f, 0}).status().message(), HasSubstr("--top-p"));
-  EXPECT_THAT(Sampler::Create({1.0f, 0, 1.5f, 0}).status().message(), HasSubstr("--top-p"));
-  EXPECT_THAT(Sampler::Create({kNaN, 0, 1.0f, 0}).status().message(), HasSubstr("--temp"));
-  EXPECT_THAT(Sampler::Create({kInf, 0, 1.0f, 0}).status().message(), HasSubstr("--temp"));
+  EXPECT_THAT(std::string(Sampler::Create({1.0f, 0, 0.0f, 0}).status().message()), HasSubstr("--top-p"));
+  EXPECT_THAT(std::string(Sampler::Create({1.0f, 0, 1.5f, 0}).status().message()), HasSubstr("--top-p"));
+  EXPECT_THAT(std::string(Sampler::Create({kNaN, 0, 1.0f, 0}).status().message()), HasSubstr("--temp"));
+  EXPECT_THAT(std::string(Sampler::Create({kInf, 0, 1.0f, 0}).status().message()), HasSubstr("--temp"));
 }
 
 }  // namespace

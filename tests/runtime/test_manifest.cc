@@ -60,7 +60,7 @@ Launch StepLaunch(runtime::Expr grid_x, runtime::Expr n_tokens) {
   AddBufferArg(l, kPosition);
   AddBufferArg(l, kWeights);
   AddBufferArg(l, kKvCache, MakeExpr(0, 0, 128));  // P * 128: this step's KV rows
-  AddBufferArg(l, kArena, MakeExpr(0, 256));        // T * 256: past the embeddings
+  AddBufferArg(l, kArena, MakeExpr(0, 256));       // T * 256: past the embeddings
   AddBufferArg(l, kLogits);
   AddBufferArg(l, kSampled);
   *l.add_args()->mutable_i32() = n_tokens;

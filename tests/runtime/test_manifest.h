@@ -18,7 +18,15 @@ inline constexpr uint64_t kValidFileSize = 5420;
 
 // Buffer indices of MakeValidManifest().
 enum TestBuffer : uint32_t {
-  kEmbdGguf = 0, kNormGguf, kWeights, kKvCache, kArena, kTokens, kPosition, kLogits, kSampled
+  kEmbdGguf = 0,
+  kNormGguf,
+  kWeights,
+  kKvCache,
+  kArena,
+  kTokens,
+  kPosition,
+  kLogits,
+  kSampled
 };
 // Kernel indices.
 enum TestKernel : uint32_t { kRepack = 0, kStep = 1 };

@@ -35,7 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     w.AddKey(key, value);
   }
   uint8_t sum = 0;
+  bool long_name = false;  // the reader accepts names llama.cpp (and our writer) refuse
   for (const auto& t : f.tensors()) {
+    long_name |= t.name.size() > 63;
     Check(f.FindTensor(t.name) == &t);
     absl::Span<const uint8_t> d = f.TensorData(t);
     Check(d.size() == t.nbytes);
@@ -45,12 +47,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // Whatever the reader accepts, the writer must write and the reader re-read.
   auto bytes = w.WriteToMemory();
-  Check(bytes.ok());
+  Check(bytes.ok() || long_name);
+  if (!bytes.ok()) return 0;
   auto again = GgufFile::Parse(absl::MakeConstSpan(*bytes), "fuzz-roundtrip");
   Check(again.ok());
-  // The writer adds general.alignment when the file relied on it implicitly.
-  bool added_key = f.Find("general.alignment") == nullptr && f.alignment() != 32;
-  Check((*again)->metadata().size() == f.metadata().size() + (added_key ? 1 : 0));
+  // Same keys in the same order with the same values (the debug text shows
+  // every element and keeps float bits such as -0 and NaN signs).
+  Check((*again)->metadata().size() == f.metadata().size());
+  for (size_t i = 0; i < f.metadata().size(); ++i) {
+    const auto& [k1, v1] = f.metadata()[i];
+    const auto& [k2, v2] = (*again)->metadata()[i];
+    Check(k1 == k2 && v1.type() == v2.type());
+    Check(v1.DebugString(size) == v2.DebugString(size));
+  }
   Check((*again)->alignment() == f.alignment());
   Check((*again)->tensors().size() == f.tensors().size());
   uint8_t sum2 = 0;

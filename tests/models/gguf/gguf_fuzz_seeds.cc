@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   all.AddKey("tokens", Value::StrArray({"a", "bc", ""}));
   all.AddKey("types", Value::I32Array({1, 2}));
   all.AddKey("empty", Value::Arr(Array{ValueType::kFloat32, {}}));
-  all.AddKey("nested", Value::Arr(Array{ValueType::kArray, {Value::I32Array({5}), Value::StrArray({"x"})}}));
+  all.AddKey("nested",
+             Value::Arr(Array{ValueType::kArray, {Value::I32Array({5}), Value::StrArray({"x"})}}));
   all.AddTensorBytes("f32", {4, 2}, GgmlType::kF32, std::vector<uint8_t>(32, 1));
   all.AddTensorBytes("q8", {32}, GgmlType::kQ8_0, std::vector<uint8_t>(34, 2));
   all.AddTensorBytes("f16", {3}, GgmlType::kF16, std::vector<uint8_t>(6, 3));

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "models/gguf/gguf_file.h"
 #include "tests/models/gguf/gguf_test_bytes.h"
@@ -133,7 +133,7 @@ TEST(GgufReaderTest, HandAssembledV2FileWithEveryValueTypeLoads) {
   b.Str("tokens").U32(9).U32(8).U64(3).Str("a").Str("").Str("ccc");
   // [[1, 2], []] as arrays of INT16 inside an array.
   b.Str("nested").U32(9).U32(9).U64(2).U32(3).U64(2).U16(1).U16(2).U32(3).U64(0);
-  b.Str("blk.0.q").U32(1).I64(64).U32(8).U64(0);     // Q8_0, 2 blocks = 68 bytes
+  b.Str("blk.0.q").U32(1).I64(64).U32(8).U64(0);      // Q8_0, 2 blocks = 68 bytes
   b.Str("norm").U32(2).I64(3).I64(1).U32(1).U64(96);  // F16 [3,1], 6 bytes
   b.PadTo(32);
   size_t data_offset = b.size();
@@ -281,8 +281,21 @@ TEST(GgufReaderTest, EveryTruncationOfTheSpecExampleFails) {
 TEST(GgufReaderTest, EveryTruncationOfARicherFileFails) {
   // Unaligned tensor size, so the last tensor is followed by padding.
   ByteBuilder b;
-  b.Header(3, 2, 3).Str("s").U32(8).Str("abc").Str("arr").U32(9).U32(9).U64(1).U32(8).U64(2)
-      .Str("x").Str("yz").Str("f").U32(12).U64(0);
+  b.Header(3, 2, 3)
+      .Str("s")
+      .U32(8)
+      .Str("abc")
+      .Str("arr")
+      .U32(9)
+      .U32(9)
+      .U64(1)
+      .U32(8)
+      .U64(2)
+      .Str("x")
+      .Str("yz")
+      .Str("f")
+      .U32(12)
+      .U64(0);
   b.Str("t0").U32(1).I64(3).U32(0).U64(0).Str("t1").U32(2).I64(1).I64(3).U32(26).U64(32);
   b.PadTo(32);
   for (int i = 0; i < 64; ++i) b.U8(i < 12 || (i >= 32 && i < 44) ? 1 : 0);
@@ -309,7 +322,10 @@ TEST(GgufReaderTest, BadMagic) {
   std::vector<uint8_t> bytes = SpecExampleBytes();
   bytes[3] = 'X';
   ExpectError(bytes, absl::StatusCode::kInvalidArgument, {"bad magic", "byte offset 0"});
-  bytes[0] = 'F'; bytes[1] = 'U'; bytes[2] = 'G'; bytes[3] = 'G';
+  bytes[0] = 'F';
+  bytes[1] = 'U';
+  bytes[2] = 'G';
+  bytes[3] = 'G';
   ExpectError(bytes, absl::StatusCode::kInvalidArgument, {"big-endian"});
 }
 
@@ -348,7 +364,8 @@ TEST(GgufReaderTest, AbsurdHeaderCounts) {
 TEST(GgufReaderTest, AbsurdStringLengthIsRejectedBeforeAllocating) {
   ByteBuilder b;
   b.Header(3, 0, 1).U64(uint64_t{1} << 62).Raw("general.x");
-  ExpectError(b.bytes(), absl::StatusCode::kDataLoss, {"key #0", "byte offset 24", "4611686018427387904"});
+  ExpectError(b.bytes(), absl::StatusCode::kDataLoss,
+              {"key #0", "byte offset 24", "4611686018427387904"});
   std::vector<uint8_t> v = FileWithKv("general.name", 8, {});
   ByteBuilder len;
   len.U64(~uint64_t{0}).Raw("abc");
@@ -359,9 +376,9 @@ TEST(GgufReaderTest, AbsurdStringLengthIsRejectedBeforeAllocating) {
 TEST(GgufReaderTest, AbsurdArrayCountIsRejectedBeforeAllocating) {
   ByteBuilder p;
   p.U32(0).U64(uint64_t{1} << 60).U8(1);  // UINT8 x 2^60
-  ExpectError(FileWithKv("tokenizer.ggml.scores", 9, p.bytes()), absl::StatusCode::kDataLoss,
-              {"key 'tokenizer.ggml.scores'", "array of 1152921504606846976 UINT8",
-               "byte offset 61"});
+  ExpectError(
+      FileWithKv("tokenizer.ggml.scores", 9, p.bytes()), absl::StatusCode::kDataLoss,
+      {"key 'tokenizer.ggml.scores'", "array of 1152921504606846976 UINT8", "byte offset 61"});
   ByteBuilder q;
   q.U32(8).U64(1000).Str("a");  // strings need 8 bytes each at least
   ExpectError(FileWithKv("tokenizer.ggml.tokens", 9, q.bytes()), absl::StatusCode::kDataLoss,
@@ -391,15 +408,15 @@ TEST(GgufReaderTest, NestedArraysDepthIsBounded) {
   ExpectError(FileWithKv("deep", 9, nest(9)), absl::StatusCode::kInvalidArgument,
               {"key 'deep'", "nested more than 8"});
   // A hostile file nesting a million levels fails without exhausting the stack.
-  ExpectError(FileWithKv("deep", 9, nest(1000000)), absl::StatusCode::kInvalidArgument,
-              {"nested"});
+  ExpectError(FileWithKv("deep", 9, nest(1000000)), absl::StatusCode::kInvalidArgument, {"nested"});
 }
 
 TEST(GgufReaderTest, DuplicateAndEmptyKeys) {
   ByteBuilder b;
   b.Header(3, 0, 2).Str("general.name").U32(4).U32(1).Str("general.name").U32(4).U32(2);
-  ExpectError(b.bytes(), absl::StatusCode::kInvalidArgument,
-              {"duplicate key", "key 'general.name'", "byte offset 52", "first defined at byte offset 24"});
+  ExpectError(
+      b.bytes(), absl::StatusCode::kInvalidArgument,
+      {"duplicate key", "key 'general.name'", "byte offset 52", "first defined at byte offset 24"});
   ByteBuilder c;
   c.Header(3, 0, 1).Str("").U32(4).U32(1);
   ExpectError(c.bytes(), absl::StatusCode::kInvalidArgument, {"empty key", "byte offset 24"});
@@ -407,11 +424,12 @@ TEST(GgufReaderTest, DuplicateAndEmptyKeys) {
 
 TEST(GgufReaderTest, BadAlignmentKey) {
   ExpectError(FileWithKv("general.alignment", 10, {32, 0, 0, 0, 0, 0, 0, 0}),
-              absl::StatusCode::kInvalidArgument, {"general.alignment", "UINT64", "expected UINT32"});
-  ExpectError(FileWithKv("general.alignment", 4, {0, 0, 0, 0}),
-              absl::StatusCode::kInvalidArgument, {"general.alignment = 0", "power of two"});
-  ExpectError(FileWithKv("general.alignment", 4, {48, 0, 0, 0}),
-              absl::StatusCode::kInvalidArgument, {"general.alignment = 48", "byte offset 24"});
+              absl::StatusCode::kInvalidArgument,
+              {"general.alignment", "UINT64", "expected UINT32"});
+  ExpectError(FileWithKv("general.alignment", 4, {0, 0, 0, 0}), absl::StatusCode::kInvalidArgument,
+              {"general.alignment = 0", "power of two"});
+  ExpectError(FileWithKv("general.alignment", 4, {48, 0, 0, 0}), absl::StatusCode::kInvalidArgument,
+              {"general.alignment = 48", "byte offset 24"});
 }
 
 TEST(GgufReaderTest, UnknownAndUnsupportedTensorTypes) {

@@ -107,7 +107,8 @@ TEST(DebugStringTest, ElidesLongStrings) {
 TEST(DebugStringTest, ArraysShowTypeCountAndElideTail) {
   std::vector<std::string> toks = {"!", "\"", "#", "$", "%"};
   EXPECT_EQ(Value::StrArray(toks).DebugString(2), "[STRING x5: \"!\", \"\\\"\", ...]");
-  EXPECT_EQ(Value::StrArray(toks).DebugString(5), "[STRING x5: \"!\", \"\\\"\", \"#\", \"$\", \"%\"]");
+  EXPECT_EQ(Value::StrArray(toks).DebugString(5),
+            "[STRING x5: \"!\", \"\\\"\", \"#\", \"$\", \"%\"]");
   EXPECT_EQ(Value::I32Array({1, 2, 3}).DebugString(), "[INT32 x3: 1, 2, 3]");
   EXPECT_EQ(Value::Arr(Array{ValueType::kFloat32, {}}).DebugString(), "[FLOAT32 x0]");
   Array nested{ValueType::kArray, {Value::I32Array({7}), Value::Arr(Array{ValueType::kUint8, {}})}};

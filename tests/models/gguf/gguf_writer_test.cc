@@ -82,9 +82,9 @@ TEST(GgufWriterTest, DefaultAlignmentWritesNoAlignmentKey) {
 }
 
 TEST(GgufWriterTest, RoundTripsEveryValueType) {
-  Array nested{ValueType::kArray,
-               {Value::I32Array({1, -2}), Value::Arr(Array{ValueType::kInt32, {}}),
-                Value::I32Array({3})}};
+  Array nested{
+      ValueType::kArray,
+      {Value::I32Array({1, -2}), Value::Arr(Array{ValueType::kInt32, {}}), Value::I32Array({3})}};
   Array deeper{ValueType::kArray,
                {Value::Arr(Array{ValueType::kArray, {Value::StrArray({"x", ""})}})}};
   std::vector<std::pair<std::string, Value>> kvs = {
@@ -106,7 +106,8 @@ TEST(GgufWriterTest, RoundTripsEveryValueType) {
       {"i32s", Value::I32Array({1, 2, 3})},
       {"f32s", Value::Arr(Array{ValueType::kFloat32, {Value::F32(0.5f), Value::F32(-0.0f)}})},
       {"bools", Value::Arr(Array{ValueType::kBool, {Value::Bool(true), Value::Bool(false)}})},
-      {"u64s", Value::Arr(Array{ValueType::kUint64, {Value::U64(1), Value::U64(uint64_t{1} << 63)}})},
+      {"u64s",
+       Value::Arr(Array{ValueType::kUint64, {Value::U64(1), Value::U64(uint64_t{1} << 63)}})},
       {"empty_u8s", Value::Arr(Array{ValueType::kUint8, {}})},
       {"empty_strs", Value::Arr(Array{ValueType::kString, {}})},
       {"empty_arrs", Value::Arr(Array{ValueType::kArray, {}})},
@@ -141,8 +142,7 @@ TEST(GgufWriterTest, RoundTripsEveryValueType) {
   EXPECT_TRUE(n->elements[1].AsArray()->elements.empty());
   EXPECT_EQ(n->elements[1].AsArray()->element_type, ValueType::kInt32);
   EXPECT_EQ(f->Find("deeper")->DebugString(), "[ARRAY x1: [ARRAY x1: [STRING x2: \"x\", \"\"]]]");
-  EXPECT_TRUE(std::signbit(std::get<float>(
-      f->Find("f32s")->AsArray()->elements[1].storage())));
+  EXPECT_TRUE(std::signbit(std::get<float>(f->Find("f32s")->AsArray()->elements[1].storage())));
 }
 
 TEST(GgufWriterTest, Version2HeaderOfWriterOutputIsAccepted) {
@@ -259,6 +259,14 @@ TEST(GgufWriterTest, ValidatesKeysAndTensors) {
     ExpectWriteError(w, {"empty tensor name"});
   }
   {
+    GgufWriter ok;  // 63 bytes is the most llama.cpp reads; 64 is refused
+    ok.AddTensorBytes(std::string(63, 'n'), {8}, GgmlType::kF32, std::vector<uint8_t>(32));
+    EXPECT_TRUE(ok.WriteToMemory().ok());
+    GgufWriter w;
+    w.AddTensorBytes(std::string(64, 'n'), {8}, GgmlType::kF32, std::vector<uint8_t>(32));
+    ExpectWriteError(w, {"64 bytes", "at most 63"});
+  }
+  {
     GgufWriter w;
     w.AddTensor("blk.0.attn_q.weight", {48, 2}, GgmlType::kQ8_0,
                 [](absl::Span<uint8_t>) { return absl::OkStatus(); });
@@ -346,12 +354,11 @@ TEST(GgufWriterTest, ParallelWriteMatchesMemoryAndReadsBack) {
   for (int i = 0; i < 40; ++i) {
     int64_t n = 32 * (1 + (i * 37) % 200);  // varied sizes, some not multiples of 64 bytes
     GgmlType type = i % 3 == 0 ? GgmlType::kQ8_0 : GgmlType::kF16;
-    w.AddTensor(absl::StrCat("blk.", i, ".w"), {n, 3}, type,
-                [i, &calls](absl::Span<uint8_t> out) {
-                  calls.fetch_add(1);
-                  for (size_t k = 0; k < out.size(); ++k) out[k] = static_cast<uint8_t>(k * 31 + i);
-                  return absl::OkStatus();
-                });
+    w.AddTensor(absl::StrCat("blk.", i, ".w"), {n, 3}, type, [i, &calls](absl::Span<uint8_t> out) {
+      calls.fetch_add(1);
+      for (size_t k = 0; k < out.size(); ++k) out[k] = static_cast<uint8_t>(k * 31 + i);
+      return absl::OkStatus();
+    });
   }
   auto mem = w.WriteToMemory();
   ASSERT_TRUE(mem.ok()) << mem.status();

@@ -1,0 +1,188 @@
+#include "tests/compiler/codegen/test_specs.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/kernel_abi.h"
+
+namespace kiln::codegen::testing {
+namespace {
+
+struct Shape {
+  const char* name;
+  int64_t rows, cols;
+};
+
+// tiny: n_embd 256, n_ff 768, 4/2 heads of 64, vocab 4096.
+// 8B: n_embd 4096, n_ff 12288, 32/8 heads of 128, vocab 151936.
+constexpr Shape kTinyQkv{"tiny_qkv", 512, 256}, kTinyOut{"tiny_out", 256, 256},
+    kTinyGateUp{"tiny_gateup", 1536, 256}, kTinyDown{"tiny_down", 256, 768}, kTinyHead{"tiny_head", 4096, 256};
+constexpr Shape k8bQkv{"b8_qkv", 6144, 4096}, k8bOut{"b8_out", 4096, 4096}, k8bGateUp{"b8_gateup", 24576, 4096},
+    k8bDown{"b8_down", 4096, 12288}, k8bHead{"b8_head", 151936, 4096};
+
+const char* ProName(Prologue p) { return p == Prologue::kNone ? "x" : "rms"; }
+const char* EpiName(Epilogue e) {
+  switch (e) {
+    case Epilogue::kStore: return "store";
+    case Epilogue::kAddInPlace: return "add";
+    case Epilogue::kSiluMulPairs: return "silu";
+  }
+  return "?";
+}
+
+Shape ShapeFor(Epilogue e, bool big, int variant) {
+  switch (e) {
+    case Epilogue::kStore: return big ? (variant % 2 ? k8bHead : k8bQkv) : (variant % 2 ? kTinyHead : kTinyQkv);
+    case Epilogue::kAddInPlace: return big ? (variant % 2 ? k8bDown : k8bOut) : (variant % 2 ? kTinyDown : kTinyOut);
+    case Epilogue::kSiluMulPairs: return big ? k8bGateUp : kTinyGateUp;
+  }
+  return kTinyOut;
+}
+
+}  // namespace
+
+const std::vector<WeightFormat>& AllFormats() {
+  static const std::vector<WeightFormat> kAll = {
+      WeightFormat::kF16,  WeightFormat::kBF16, WeightFormat::kF32,  WeightFormat::kQ8_0Planar, WeightFormat::kQ8_0,
+      WeightFormat::kQ4_0, WeightFormat::kQ4_K, WeightFormat::kQ5_K, WeightFormat::kQ6_K};
+  return kAll;
+}
+
+KernelSpec MatVec(const std::string& name, WeightFormat format, int64_t rows, int64_t cols, Prologue prologue,
+                  Epilogue epilogue, int max_tokens) {
+  KernelSpec s;
+  s.name = name;
+  s.family = Family::kMatVec;
+  s.weight = format;
+  s.rows = rows;
+  s.cols = cols;
+  s.prologue = prologue;
+  s.epilogue = epilogue;
+  s.pair_group = epilogue == Epilogue::kSiluMulPairs ? 2 : 0;
+  s.matvec.max_tokens = max_tokens;
+  return s;
+}
+
+KernelSpec Gemm(const std::string& name, WeightFormat format, int64_t rows, int64_t cols, Prologue prologue,
+                Epilogue epilogue) {
+  KernelSpec s = MatVec(name, format, rows, cols, prologue, epilogue);
+  s.family = Family::kGemm;
+  s.pair_group = epilogue == Epilogue::kSiluMulPairs ? 16 : 0;
+  return s;
+}
+
+std::vector<KernelSpec> MatVecMatrix() {
+  std::vector<KernelSpec> out;
+  int k = 0;
+  for (WeightFormat f : AllFormats()) {
+    for (Prologue p : {Prologue::kNone, Prologue::kRmsNorm}) {
+      for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs}) {
+        bool big = k % 2 == 1;
+        Shape sh = ShapeFor(e, big, k / 2);
+        int tokens = (k % 3 == 0) ? 4 : 1;
+        KernelSpec s = MatVec(absl::StrCat("mv_", WeightFormatName(f), "_", ProName(p), "_", EpiName(e), "_", sh.name,
+                                           "_t", tokens),
+                              f, sh.rows, sh.cols, p, e, tokens);
+        if (k % 4 == 1) s.programmatic_launch = true;
+        out.push_back(s);
+        ++k;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<KernelSpec> GemmMatrix() {
+  std::vector<KernelSpec> out;
+  int k = 0;
+  for (WeightFormat f : AllFormats()) {
+    for (Prologue p : {Prologue::kNone, Prologue::kRmsNorm}) {
+      for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs}) {
+        bool big = k % 2 == 1;
+        Shape sh = ShapeFor(e, big, k / 2);
+        KernelSpec s = Gemm(absl::StrCat("gemm_", WeightFormatName(f), "_", ProName(p), "_", EpiName(e), "_", sh.name),
+                            f, sh.rows, sh.cols, p, e);
+        s.gemm.tensor_cores = k % 5 != 2;
+        if (k % 4 == 3) s.programmatic_launch = true;
+        out.push_back(s);
+        ++k;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<KernelSpec> OtherKernels() {
+  std::vector<KernelSpec> out;
+  struct Model {
+    const char* name;
+    int64_t embd, vocab, heads, kv_heads, head_dim;
+  };
+  const Model models[] = {{"tiny", 256, 4096, 4, 2, 64}, {"b8", 4096, 151936, 32, 8, 128}};
+  int k = 0;
+  for (const Model& m : models) {
+    for (WeightFormat f : AllFormats()) {
+      if (f == WeightFormat::kQ8_0Planar) continue;
+      KernelSpec s;
+      s.name = absl::StrCat("embed_", WeightFormatName(f), "_", m.name);
+      s.family = Family::kEmbed;
+      s.weight = f;
+      s.rows = m.vocab;
+      s.cols = m.embd;
+      out.push_back(s);
+    }
+    for (bool f16 : {true, false}) {
+      const char* kv = f16 ? "f16" : "f32";
+      KernelSpec base;
+      base.n_head = m.heads;
+      base.n_head_kv = m.kv_heads;
+      base.head_dim = m.head_dim;
+      base.kv_f16 = f16;
+      base.rope_base = 1000000.0f;
+      base.attn_scale = 1.0f / std::sqrt(static_cast<float>(m.head_dim));
+      base.programmatic_launch = (k++ % 2) == 0;
+      KernelSpec rope = base;
+      rope.name = absl::StrCat("rope_", m.name, "_", kv);
+      rope.family = Family::kQkNormRopeStore;
+      rope.elementwise.threads = static_cast<int>(m.head_dim / 2 < 32 ? 32 : m.head_dim / 2);
+      out.push_back(rope);
+      KernelSpec dec = base;
+      dec.name = absl::StrCat("attn_decode_", m.name, "_", kv);
+      dec.family = Family::kAttentionDecode;
+      out.push_back(dec);
+      KernelSpec pre = base;
+      pre.name = absl::StrCat("attn_prefill_", m.name, "_", kv);
+      pre.family = Family::kAttentionPrefill;
+      out.push_back(pre);
+    }
+    KernelSpec am;
+    am.name = absl::StrCat("argmax_", m.name);
+    am.family = Family::kArgmax;
+    am.rows = 1;
+    am.cols = m.vocab;
+    out.push_back(am);
+    KernelSpec pack;
+    pack.name = absl::StrCat("pack_q8_0_", m.name);
+    pack.family = Family::kPackQ8_0;
+    pack.cols = m.embd;
+    out.push_back(pack);
+    KernelSpec copy;
+    copy.name = absl::StrCat("copy_rows_", m.name);
+    copy.family = Family::kCopyRows;
+    copy.row_bytes = WeightRowBytes(WeightFormat::kQ6_K, m.embd);
+    out.push_back(copy);
+  }
+  KernelSpec pack;
+  pack.name = "pack_q8_0_b8_down";
+  pack.family = Family::kPackQ8_0;
+  pack.cols = 12288;
+  out.push_back(pack);
+  KernelSpec copy;
+  copy.name = "copy_rows_b8_q8_0p";
+  copy.family = Family::kCopyRows;
+  copy.row_bytes = 4096;
+  out.push_back(copy);
+  return out;
+}
+
+}  // namespace kiln::codegen::testing

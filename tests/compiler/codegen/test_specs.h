@@ -1,0 +1,32 @@
+// Kernel specs with the shapes of the tiny synthetic model (n_embd 256,
+// n_ff 768) and of Qwen3-8B (4096 / 12288 / vocab 151936), shared by the
+// codegen tests.
+#ifndef KILN_TESTS_COMPILER_CODEGEN_TEST_SPECS_H_
+#define KILN_TESTS_COMPILER_CODEGEN_TEST_SPECS_H_
+
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/kernel_spec.h"
+
+namespace kiln::codegen::testing {
+
+const std::vector<WeightFormat>& AllFormats();
+
+KernelSpec MatVec(const std::string& name, WeightFormat format, int64_t rows, int64_t cols,
+                  Prologue prologue = Prologue::kNone, Epilogue epilogue = Epilogue::kStore,
+                  int max_tokens = 1);
+KernelSpec Gemm(const std::string& name, WeightFormat format, int64_t rows, int64_t cols,
+                Prologue prologue = Prologue::kNone, Epilogue epilogue = Epilogue::kStore);
+
+// Every format x prologue x epilogue for matvec, shapes rotating over the
+// tiny and 8B matrices (each format meets every shape), T = 1 and T = 4.
+std::vector<KernelSpec> MatVecMatrix();
+// Every format x prologue x epilogue for gemm, tensor cores and fp32.
+std::vector<KernelSpec> GemmMatrix();
+// Embedding (every table format), rope, attention, argmax, pack, copy: tiny and 8B.
+std::vector<KernelSpec> OtherKernels();
+
+}  // namespace kiln::codegen::testing
+
+#endif  // KILN_TESTS_COMPILER_CODEGEN_TEST_SPECS_H_

@@ -1,0 +1,312 @@
+// `kiln run`, `kiln chat` and `kiln devices`, in process, on the toy bundle
+// (toy_bundle.h) written to real .kiln and .gguf files. CPU tests (CI): usage,
+// argument errors and the "no GPU" message. GPU tests (suite KilnRunGpuTest,
+// CTest label `gpu`): the streamed text, --tokens, --dump-logits, host-side
+// sampling and multi-turn chat with KV reuse, each checked against the CPU
+// model and the same tokenizer.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/reflection.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/bundle_writer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "models/tokenizer/chat_template.h"
+#include "models/tokenizer/tokenizer.h"
+#include "runtime/commands/commands.h"
+#include "runtime/sampler.h"
+#include "runtime/vocab_from_manifest.h"
+#include "support/npy.h"
+#include "tests/runtime/toy_bundle.h"
+
+namespace kiln::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using namespace toy;  // NOLINT
+
+constexpr int kV = kTokenizerVocab;
+
+struct Output {
+  int code;
+  std::string out, err;
+};
+
+// Sets every flag of the kiln commands back to its default, so one test's
+// flags never leak into the next (absl::FlagSaver logs every restore).
+void ResetKilnFlags() {
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (flag->Filename().find("runtime/commands/") == std::string::npos) continue;
+    std::string error;
+    ASSERT_TRUE(flag->ParseFrom(flag->DefaultValue(), &error)) << name << ": " << error;
+  }
+}
+
+// Runs a kiln command in process, capturing stdout and stderr.
+Output Kiln(int (*command)(const std::vector<std::string>&), std::vector<std::string> args,
+            const std::string& stdin_text = "") {
+  ResetKilnFlags();
+  std::istringstream in(stdin_text);
+  std::streambuf* old_in = std::cin.rdbuf(in.rdbuf());
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  Output o;
+  o.code = command(RewriteNoThink(std::move(args)));
+  std::fflush(stdout);
+  std::fflush(stderr);
+  o.out = ::testing::internal::GetCapturedStdout();
+  o.err = ::testing::internal::GetCapturedStderr();
+  std::cin.rdbuf(old_in);
+  return o;
+}
+
+class KilnRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/kiln_run_test_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+    ToyOptions o;
+    o.vocab = kV;
+    o.context = 256;
+    bundle_ = MakeToyBundle(o);
+    std::vector<compiler::SectionInput> sections;
+    for (const ToyImage& i : bundle_.images) sections.push_back({i.kind, i.target, i.bytes});
+    kiln_path_ = dir_ + "/toy.kiln";
+    gguf_path_ = dir_ + "/toy.gguf";
+    absl::Status s = compiler::WriteBundle(kiln_path_, bundle_.manifest, sections);
+    ASSERT_TRUE(s.ok()) << s;
+    std::vector<uint8_t> gguf = ToyGgufBytes(kV);
+    FILE* f = std::fopen(gguf_path_.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(gguf.data(), 1, gguf.size(), f), gguf.size());
+    std::fclose(f);
+    absl::StatusOr<tokenizer::Vocab> vocab = VocabFromManifest(bundle_.manifest.tokenizer());
+    ASSERT_TRUE(vocab.ok()) << vocab.status();
+    absl::StatusOr<std::unique_ptr<tokenizer::Tokenizer>> tok = tokenizer::Tokenizer::Create(*vocab);
+    ASSERT_TRUE(tok.ok()) << tok.status();
+    tok_ = std::move(*tok);
+  }
+  void TearDown() override {
+    for (const std::string& p : {kiln_path_, gguf_path_, dir_ + "/logits.npy"}) std::remove(p.c_str());
+    rmdir(dir_.c_str());
+  }
+  std::vector<std::string> Files(std::vector<std::string> more) {
+    std::vector<std::string> args = {"-b", kiln_path_, "-m", gguf_path_, "--allow-ptx-jit"};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+
+  // What `kiln run` must generate: the CPU model fed `prompt`, then `n`
+  // tokens chosen by `sampler` (greedy: the argmax), stopping at an EOG id.
+  // `rows` gets every fed token's logits.
+  std::vector<int32_t> Expected(ToyModel& cpu, const std::vector<int32_t>& prompt, int n, Sampler& sampler,
+                                std::vector<float>* rows = nullptr, bool feed_last = false) {
+    std::vector<float> last;
+    for (int32_t t : prompt) {
+      last = cpu.Feed(t);
+      if (rows) rows->insert(rows->end(), last.begin(), last.end());
+    }
+    std::vector<int32_t> out;
+    for (int i = 0; i < n; ++i) {
+      const int32_t id = sampler.greedy() ? Argmax(last) : sampler.Sample(last);
+      out.push_back(id);
+      const bool stop = tok_->IsEog(id);
+      if ((stop || i + 1 == n) && !feed_last) break;
+      last = cpu.Feed(id);
+      if (rows) rows->insert(rows->end(), last.begin(), last.end());
+      if (stop) break;
+    }
+    return out;
+  }
+  std::string Text(const std::vector<int32_t>& ids) {
+    tokenizer::StreamDecoder d(*tok_);
+    std::string s;
+    for (int32_t id : ids) s += d.Push(id);
+    return s + d.Flush();
+  }
+  static Sampler Greedy() { return *Sampler::Create({}); }
+
+  std::string dir_, kiln_path_, gguf_path_;
+  ToyBundle bundle_;
+  std::unique_ptr<tokenizer::Tokenizer> tok_;
+};
+
+bool HaveDriver() {
+  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (h != nullptr) dlclose(h);
+  return h != nullptr;
+}
+
+// ------------------------------------------------------------ CPU tests
+
+TEST_F(KilnRunTest, HelpPrintsUsageAndSucceeds) {
+  Output o = Kiln(RunRun, {"--help"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_THAT(o.out, StartsWith("usage: kiln run -b X.kiln -m X.gguf"));
+  EXPECT_THAT(o.out, HasSubstr("--allow-ptx-jit"));
+  o = Kiln(RunChat, {"-h"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_THAT(o.out, HasSubstr("--think / --no-think"));
+}
+
+TEST_F(KilnRunTest, MissingInputsAreOneLineErrors) {
+  Output o = Kiln(RunRun, {"-m", gguf_path_, "-p", "hi"});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kiln run: error: no bundle given (use -b X.kiln)\n");
+  o = Kiln(RunRun, {"-b", kiln_path_, "-p", "hi"});
+  EXPECT_EQ(o.err, "kiln run: error: no model given (use -m X.gguf)\n");
+  o = Kiln(RunChat, {"-b", dir_ + "/nope.kiln", "-m", gguf_path_});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, StartsWith("kiln chat: error: "));
+  EXPECT_THAT(o.err, HasSubstr(absl::StrCat(dir_, "/nope.kiln")));
+  o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "--top-p", "0"});
+  EXPECT_EQ(o.err, "kiln run: error: --top-p must be in (0, 1], got 0\n");
+  o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "-p", "a", "--tokens", "1"});
+  EXPECT_THAT(o.err, HasSubstr("give either --prompt or --tokens"));
+}
+
+TEST_F(KilnRunTest, WithoutAGpuTheErrorSaysSo) {
+  if (HaveDriver()) GTEST_SKIP() << "this machine has an NVIDIA driver";
+  Output o = Kiln(RunRun, Files({"-p", "ab", "-n", "4"}));
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, HasSubstr("kiln run: error: no NVIDIA driver found (libcuda.so.1 not loadable"));
+  EXPECT_EQ(o.out, "");
+  o = Kiln(RunDevices, {});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, StartsWith("kiln devices: error: no NVIDIA driver found"));
+}
+
+// ------------------------------------------------------------ GPU tests
+
+using KilnRunGpuTest = KilnRunTest;
+
+TEST_F(KilnRunGpuTest, StreamsTheGreedyText) {
+  Output o = Kiln(RunRun, Files({"-p", "ab", "-n", "12"}));
+  ASSERT_EQ(o.code, 0) << o.err;
+  ToyModel cpu(kV);
+  Sampler greedy = Greedy();
+  std::vector<int32_t> want = Expected(cpu, tok_->Encode("ab", false), 12, greedy);
+  EXPECT_EQ(o.out, Text(want) + "\n");
+  EXPECT_THAT(o.err, HasSubstr("kiln: GPU 0: "));
+  EXPECT_THAT(o.err, HasSubstr("kiln: prompt 2 tokens in "));
+  std::fprintf(stderr, "%s", o.err.c_str());  // the status lines, for the log
+}
+
+TEST_F(KilnRunGpuTest, TokensInIdsOut) {
+  Output o = Kiln(RunRun, Files({"--tokens", "1,2,3", "-n", "9"}));
+  ASSERT_EQ(o.code, 0) << o.err;
+  ToyModel cpu(kV);
+  Sampler greedy = Greedy();
+  EXPECT_EQ(o.out, absl::StrJoin(Expected(cpu, {1, 2, 3}, 9, greedy), " ") + "\n");
+}
+
+TEST_F(KilnRunGpuTest, StopsAtAnEndOfGenerationToken) {
+  // The argmax is the running sum mod V: after 200 + 58 it is 258, <|im_end|>.
+  std::vector<int32_t> prompt = {200, 58};
+  Output o = Kiln(RunRun, Files({"--tokens", "200,58", "-n", "10"}));
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "258\n");
+  o = Kiln(RunRun, Files({"--tokens", "200,58", "-n", "3", "--ignore-eos"}));
+  ToyModel cpu(kV);
+  std::vector<float> last;
+  for (int32_t t : prompt) last = cpu.Feed(t);
+  std::vector<int32_t> want;
+  for (int i = 0; i < 3; ++i) {
+    want.push_back(Argmax(last));
+    last = cpu.Feed(want.back());
+  }
+  EXPECT_EQ(o.out, absl::StrJoin(want, " ") + "\n");
+}
+
+TEST_F(KilnRunGpuTest, DumpLogitsHasARowPerFedToken) {
+  const std::string npy = dir_ + "/logits.npy";
+  Output o = Kiln(RunRun, Files({"-p", "hello", "-n", "6", "--dump-logits", npy}));
+  ASSERT_EQ(o.code, 0) << o.err;
+  ToyModel cpu(kV);
+  Sampler greedy = Greedy();
+  std::vector<float> rows;
+  std::vector<int32_t> prompt = tok_->Encode("hello", false);
+  std::vector<int32_t> ids = Expected(cpu, prompt, 6, greedy, &rows, /*feed_last=*/true);
+  absl::StatusOr<NpyArray> got = ReadNpyF32(npy);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const int64_t n_rows = static_cast<int64_t>(prompt.size() + ids.size());
+  EXPECT_THAT(got->shape, ::testing::ElementsAre(n_rows, kV));
+  EXPECT_EQ(got->data, rows);
+}
+
+TEST_F(KilnRunGpuTest, HostSamplingIsReproducibleFromTheSeed) {
+  // temp 50 flattens the toy's 100-logit spike, so the draw matters.
+  std::vector<std::string> flags = {"--tokens", "7", "-n", "24", "--temp", "50", "--seed", "7"};
+  Output a = Kiln(RunRun, Files(flags)), b = Kiln(RunRun, Files(flags));
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  ToyModel cpu(kV);
+  absl::StatusOr<Sampler> sampler = Sampler::Create({50.0f, 20, 0.95f, 7});
+  ASSERT_TRUE(sampler.ok());
+  std::vector<int32_t> want = Expected(cpu, {7}, 24, *sampler);
+  EXPECT_EQ(a.out, absl::StrJoin(want, " ") + "\n");
+  EXPECT_THAT(a.err, HasSubstr("sampling with temp 50.00, top-k 20, top-p 0.95, seed 7"));
+}
+
+TEST_F(KilnRunGpuTest, ChatReusesTheCacheAndMatchesAFreshPrefill) {
+  Output o = Kiln(RunChat, Files({"--no-think", "--temp", "0", "-n", "6", "--system", "be brief"}),
+                  "ab\n\ncd\n/reset\nab\n/exit\nnot read\n");
+  ASSERT_EQ(o.code, 0) << o.err;
+  // The CPU side renders the whole conversation each turn and feeds it all
+  // from position 0: the executor's prefix reuse must not change a thing.
+  tokenizer::ChatOptions co;
+  co.enable_thinking = false;
+  std::vector<tokenizer::ChatMessage> messages = {{"system", "be brief"}};
+  std::string want;
+  auto turn = [&](const std::string& user) {
+    messages.push_back({"user", user});
+    ToyModel cpu(kV);
+    Sampler greedy = Greedy();
+    std::vector<int32_t> ids = Expected(cpu, tok_->Encode(tokenizer::RenderChat(messages, co), true), 6, greedy);
+    if (tok_->IsEog(ids.back())) ids.pop_back();
+    messages.push_back({"assistant", tok_->Decode(ids)});
+    want += Text(ids) + "\n";
+  };
+  turn("ab");
+  turn("cd");
+  messages = {{"system", "be brief"}};
+  turn("ab");
+  EXPECT_EQ(o.out, want);
+  EXPECT_THAT(o.err, HasSubstr("kiln: conversation reset"));
+}
+
+TEST_F(KilnRunGpuTest, LongGreedyRunMatchesAndReportsItsSpeed) {
+  // 240 graph replays with no host writes: the speed line is the runtime's
+  // per-token overhead on four tiny kernels.
+  Output o = Kiln(RunRun, Files({"--tokens", "1", "-n", "240", "--ignore-eos"}));
+  ASSERT_EQ(o.code, 0) << o.err;
+  ToyModel cpu(kV);
+  std::vector<float> last = cpu.Feed(1);
+  std::vector<int32_t> want;
+  for (int i = 0; i < 240; ++i) {
+    want.push_back(Argmax(last));
+    if (i + 1 < 240) last = cpu.Feed(want.back());
+  }
+  EXPECT_EQ(o.out, absl::StrJoin(want, " ") + "\n");
+  std::fprintf(stderr, "%s", o.err.c_str());
+}
+
+TEST_F(KilnRunGpuTest, DevicesListsTheGpu) {
+  Output o = Kiln(RunDevices, {});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, StartsWith("CUDA driver 13."));
+  EXPECT_THAT(o.out, HasSubstr("  0: NVIDIA "));
+}
+
+}  // namespace
+}  // namespace kiln::runtime
