@@ -1,6 +1,6 @@
 // The CPU interpreter: runs any function of a verified Module (`load`,
-// `prefill`, `decode`, ...) in float32, the oracle the compiled kernels are
-// tested against. Weights come from a WeightSource, checked against their
+// `prefill`, `decode`, ...) on float32 values (dot products accumulate in
+// double), the oracle the compiled kernels are tested against. Weights come from a WeightSource, checked against their
 // declared type and shape when the interpreter is created; quantized weights
 // are dequantized on use. States (KV caches, packed weights) are zeroed at
 // creation and persist across calls, so `decode` after `prefill` sees the

@@ -19,8 +19,9 @@
 // * Ops are described once in ir/ops.def (operands, results, attributes,
 //   effects, one-line semantics); the shape rules are ir/shape_rules.cc and
 //   the executable semantics the CPU interpreter's kernels (ir/kernels_*.cc).
-//   Every op computes in float32; a result of type f16/bf16 is rounded to
-//   that type. Quantized values are only read (dequantized on use).
+//   Activations are float32 (reductions may accumulate wider; the
+//   interpreter uses double); a result of type f16/bf16 is rounded to that
+//   type. Quantized values are only read (dequantized on use).
 // * Effects: an op whose table entry marks operand i as written (kv_store,
 //   store) writes that operand, which must be a state. Effects happen in
 //   program order; every other op is pure.

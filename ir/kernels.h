@@ -1,6 +1,7 @@
 // The CPU interpreter's kernel per op (internal to ir/interpreter.cc): the
-// executable semantics of ir/ops.def, float32 throughout, following
-// spec/qwen3-model.md §3 for the model ops.
+// executable semantics of ir/ops.def on float32 values, following
+// spec/qwen3-model.md §3 for the model ops (dot products and softmax sums
+// accumulate in double, as the CPU reference forward does).
 #ifndef KILN_IR_KERNELS_H_
 #define KILN_IR_KERNELS_H_
 

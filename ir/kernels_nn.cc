@@ -13,16 +13,18 @@
 namespace kiln::ir {
 namespace {
 
-// Float dot product in eight interleaved lanes, combined pairwise: a fixed
-// order (so results do not depend on threads or batch size) that the
-// compiler can vectorize without reassociating.
+// Dot product of float vectors accumulated in double, in eight interleaved
+// lanes combined pairwise: a fixed order, so results do not depend on the
+// thread count or the batch size, that the compiler can vectorize without
+// reassociating. Double accumulation keeps the oracle within rounding of the
+// CPU reference forward (models/reference_forward.cc) however long the rows.
 float Dot(const float* a, const float* b, int64_t n) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t k = 0;
   for (; k + 8 <= n; k += 8)
-    for (int l = 0; l < 8; ++l) acc[l] += a[k + l] * b[k + l];
-  for (int l = 0; k < n; ++k, ++l) acc[l] += a[k] * b[k];
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (int l = 0; l < 8; ++l) acc[l] += static_cast<double>(a[k + l]) * static_cast<double>(b[k + l]);
+  for (int l = 0; k < n; ++k, ++l) acc[l] += static_cast<double>(a[k]) * static_cast<double>(b[k]);
+  return static_cast<float>(((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])));
 }
 
 // Collects the first error of parallel workers.
@@ -170,7 +172,8 @@ absl::Status EvalAttention(EvalContext& ctx) {
   // Query t sits at position P + t and sees cache rows 0..P+t (causal);
   // query head h reads kv head h / (H / n_kv) (spec/qwen3-model.md §3.5).
   ParallelFor(T * H, ctx.threads, [&](int64_t begin, int64_t end) {
-    std::vector<float> s, acc(D);
+    std::vector<float> s;
+    std::vector<double> acc(D);
     for (int64_t th = begin; th < end; ++th) {
       const int64_t t = th / H, h = th % H, kvh = h / group, n = P + t + 1;
       const float* qv = q + th * D;
@@ -180,17 +183,20 @@ absl::Status EvalAttention(EvalContext& ctx) {
         s[j] = Dot(qv, kc + j * width + kvh * D, D) * scale;
         mx = std::max(mx, s[j]);
       }
-      float sum = 0;
+      // Max-subtracted fp32 exponentials; their sum and the weighted sum of
+      // V rows accumulate in double.
+      double sum = 0;
       for (int64_t j = 0; j < n; ++j) {
         s[j] = std::exp(s[j] - mx);
         sum += s[j];
       }
-      std::fill(acc.begin(), acc.end(), 0.0f);
+      std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t j = 0; j < n; ++j) {
         const float* vv = vc + j * width + kvh * D;
-        for (int64_t d = 0; d < D; ++d) acc[d] += s[j] * vv[d];
+        const double w = s[j];
+        for (int64_t d = 0; d < D; ++d) acc[d] += w * vv[d];
       }
-      for (int64_t d = 0; d < D; ++d) out[th * D + d] = acc[d] / sum;
+      for (int64_t d = 0; d < D; ++d) out[th * D + d] = static_cast<float>(acc[d] / sum);
     }
   });
   return absl::OkStatus();

@@ -90,19 +90,33 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     std::vector<Value*> mloc;
     for (int g = 0; g < G; ++g) mloc.push_back(kb.Var(kb.F32(), kb.F32c(kNegInf), "mloc"));
     Value* kc = kb.Param("k_cache");
+    // A key per thread; the head dimension in chunks of 16 through a
+    // runtime loop, so q is re-read from shared memory rather than hoisted
+    // into registers (group x head_dim of them).
     kb.For(tid, n, i32c(NT), [&](Value* j) {
       Value* krow = cache_ptr(kc, b.CreateAdd(start, j), i32c(0));
-      std::vector<Value*> s(G, nullptr);
-      for (int c = 0; c < D / 4; ++c) {
-        std::vector<Value*> kv = load4(kb.Gep(krow, int64_t{4} * c * eb));
-        for (int g = 0; g < G; ++g) {
-          std::vector<Value*> qv = kb.Load4xF32(kb.Gep(q_s, int64_t{4} * (int64_t{g} * D + 4 * c)));
-          for (int e = 0; e < 4; ++e) s[g] = s[g] == nullptr ? b.CreateFMul(qv[e], kv[e]) : kb.Fma(qv[e], kv[e], s[g]);
+      std::vector<Value*> s;
+      for (int g = 0; g < G; ++g) s.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "s"));
+      kb.For(i32c(0), i32c(D), i32c(16), [&](Value* c) {
+        std::vector<Value*> kv;
+        for (int q4 = 0; q4 < 4; ++q4) {
+          Value* dim = b.CreateAdd(c, i32c(4 * q4));
+          std::vector<Value*> v = load4(kb.Gep(krow, b.CreateMul(b.CreateZExt(dim, kb.I64()), kb.I64c(eb))));
+          kv.insert(kv.end(), v.begin(), v.end());
         }
-      }
+        for (int g = 0; g < G; ++g) {
+          Value* acc = kb.Get(s[g]);
+          for (int q4 = 0; q4 < 4; ++q4) {
+            std::vector<Value*> qv = kb.Load4xF32(f32at(q_s, b.CreateAdd(i32c(int64_t{g} * D + 4 * q4), c)));
+            for (int e = 0; e < 4; ++e) acc = kb.Fma(qv[e], kv[4 * q4 + e], acc);
+          }
+          kb.Set(s[g], acc);
+        }
+      }, /*unroll=*/1);
       for (int g = 0; g < G; ++g) {
-        kb.Store(s[g], f32at(sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g))), 4);
-        kb.Set(mloc[g], kb.Max(kb.Get(mloc[g]), s[g]));
+        Value* sg = kb.Get(s[g]);
+        kb.Store(sg, f32at(sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g))), 4);
+        kb.Set(mloc[g], kb.Max(kb.Get(mloc[g]), sg));
       }
     });
     // 2. Block max and sum per query head.
@@ -234,32 +248,33 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     });
     kb.Barrier();
     // out = sum_s w[g][s] * acc_s: each thread owns `per` outputs and
-    // streams the splits, 4 at a time, so its loads are in flight together.
+    // streams the splits, kUnroll at a time so their loads are in flight
+    // together, then the remainder one by one (no masks: masks became
+    // uniform predicates that ptxas 13 spilled on sm_90).
     const int per = (G * D + NT - 1) / NT;
     const int kUnroll = 4;
     std::vector<Value*> outv;
     for (int k = 0; k < per; ++k) outv.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "o"));
-    Value* steps = b.CreateUDiv(b.CreateAdd(nact, i32c(kUnroll - 1)), i32c(kUnroll));
-    kb.For(i32c(0), steps, i32c(1), [&](Value* st) {
-      for (int u = 0; u < kUnroll; ++u) {
-        Value* s = b.CreateAdd(b.CreateMul(st, i32c(kUnroll)), i32c(u));
-        Value* live = b.CreateICmpSLT(s, nact);
-        Value* sc = b.CreateSelect(live, s, i32c(0));
-        for (int k = 0; k < per; ++k) {
-          Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
-          Value* ic = int64_t{k + 1} * NT > int64_t{G} * D
-                          ? b.CreateSelect(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), i, i32c(0))
-                          : i;
-          Value* g = b.CreateUDiv(ic, i32c(D));
-          Value* d = b.CreateURem(ic, i32c(D));
-          Value* a = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(record(sc, g),
-                                                                        b.CreateAdd(kb.I64c(2), b.CreateZExt(d, kb.I64())))), 4);
-          Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(b.CreateMul(g, i32c(MS)), sc)), 4);
-          w = b.CreateSelect(live, w, kb.F32c(0.0f));
-          kb.Set(outv[k], kb.Fma(w, a, kb.Get(outv[k])));
-        }
+    std::vector<Value*> og(per), od(per);
+    for (int k = 0; k < per; ++k) {
+      Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
+      if (int64_t{k + 1} * NT > int64_t{G} * D)
+        i = b.CreateSelect(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), i, i32c(0));
+      og[k] = b.CreateUDiv(i, i32c(D));
+      od[k] = b.CreateZExt(b.CreateURem(i, i32c(D)), kb.I64());
+    }
+    auto accumulate = [&](Value* s) {
+      for (int k = 0; k < per; ++k) {
+        Value* a = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(record(s, og[k]), b.CreateAdd(kb.I64c(2), od[k]))), 4);
+        Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(b.CreateMul(og[k], i32c(MS)), s)), 4);
+        kb.Set(outv[k], kb.Fma(w, a, kb.Get(outv[k])));
       }
+    };
+    Value* full = b.CreateMul(b.CreateUDiv(nact, i32c(kUnroll)), i32c(kUnroll));
+    kb.For(i32c(0), full, i32c(kUnroll), [&](Value* s0) {
+      for (int u = 0; u < kUnroll; ++u) accumulate(b.CreateAdd(s0, i32c(u)));
     });
+    kb.For(full, nact, i32c(1), [&](Value* s) { accumulate(s); }, /*unroll=*/1);
     Value* out = kb.Param("out");
     for (int k = 0; k < per; ++k) {
       Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));

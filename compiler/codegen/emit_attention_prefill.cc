@@ -37,6 +37,9 @@ absl::Status EmitAttentionPrefill(KernelBuilder& kb) {
   Value* kvh = b.CreateUDiv(h, i32c(G));
   Value* q0 = b.CreateMul(kb.Ctaid(0), i32c(QB));
   kb.GridDependencyWait();
+  // Dependents may launch now (they wait for this grid to finish anyway);
+  // triggering after the loops made ptxas 13 spill a register on sm_90.
+  kb.GridDependencyLaunchDependents();
   Value* P = kb.Load(kb.I32(), kb.Param("pos"), 4);
   Value* T = kb.Param("T");
   Value* dim0 = b.CreateMul(lane, i32c(dpl));
@@ -84,42 +87,42 @@ absl::Status EmitAttentionPrefill(KernelBuilder& kb) {
       Value* l = kb.Var(kb.F32(), kb.F32c(0.0f), "l");
       std::vector<Value*> acc;
       for (int i = 0; i < dpl; ++i) acc.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "acc"));
-      kb.For(i32c(0), b.CreateAdd(lim, i32c(1)), i32c(kKeyGroup), [&](Value* j0) {
-        std::vector<Value*> s(kKeyGroup), jc(kKeyGroup), live(kKeyGroup);
-        for (int u = 0; u < kKeyGroup; ++u) {
-          Value* j = b.CreateAdd(j0, i32c(u));
-          live[u] = b.CreateICmpSLE(j, lim);
-          jc[u] = b.CreateSelect(live[u], j, lim);
-          std::vector<Value*> k = load_row(kc, jc[u]);
+      // Online softmax over keys [j0, j0 + n): whole groups of kKeyGroup,
+      // then the remainder one by one (no per-key masks: they became uniform
+      // predicates that ptxas 13 spilled on sm_90).
+      auto step = [&](Value* j0, int n) {
+        std::vector<Value*> s(n);
+        Value* mnew = kb.Get(m);
+        for (int u = 0; u < n; ++u) {
+          std::vector<Value*> k = load_row(kc, b.CreateAdd(j0, i32c(u)));
           Value* dot = nullptr;
           for (int i = 0; i < dpl; ++i) dot = dot == nullptr ? b.CreateFMul(qv[i], k[i]) : kb.Fma(qv[i], k[i], dot);
           s[u] = kb.WarpSum(dot);
-        }
-        Value* mnew = kb.Get(m);
-        for (int u = 0; u < kKeyGroup; ++u) {
-          s[u] = b.CreateSelect(live[u], s[u], kb.F32c(kNegInf));
           mnew = kb.Max(mnew, s[u]);
         }
         Value* corr = kb.Ex2(b.CreateFSub(kb.Get(m), mnew));
         Value* lsum = b.CreateFMul(kb.Get(l), corr);
         std::vector<Value*> av;
         for (int i = 0; i < dpl; ++i) av.push_back(b.CreateFMul(kb.Get(acc[i]), corr));
-        for (int u = 0; u < kKeyGroup; ++u) {
+        for (int u = 0; u < n; ++u) {
           Value* p = kb.Ex2(b.CreateFSub(s[u], mnew));
           lsum = b.CreateFAdd(lsum, p);
-          std::vector<Value*> v = load_row(vc, jc[u]);
+          std::vector<Value*> v = load_row(vc, b.CreateAdd(j0, i32c(u)));
           for (int i = 0; i < dpl; ++i) av[i] = kb.Fma(p, v[i], av[i]);
         }
         kb.Set(m, mnew);
         kb.Set(l, lsum);
         for (int i = 0; i < dpl; ++i) kb.Set(acc[i], av[i]);
-      });
+      };
+      Value* keys = b.CreateAdd(lim, i32c(1));
+      Value* full = b.CreateMul(b.CreateUDiv(keys, i32c(kKeyGroup)), i32c(kKeyGroup));
+      kb.For(i32c(0), full, i32c(kKeyGroup), [&](Value* j0) { step(j0, kKeyGroup); });
+      kb.For(full, keys, i32c(1), [&](Value* j) { step(j, 1); }, /*unroll=*/1);
       Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.Get(l));
       Value* optr = kb.Gep(kb.Param("out"), b.CreateShl(qrow, kb.I64c(2)));
       for (int i = 0; i < dpl; ++i) kb.Store(b.CreateFMul(kb.Get(acc[i]), inv), kb.Gep(optr, int64_t{4} * i), 4);
     });
   });
-  kb.GridDependencyLaunchDependents();
   kb.Finish();
   return absl::OkStatus();
 }

@@ -75,7 +75,7 @@ class GemmEmitter {
 };
 
 absl::Status GemmEmitter::Emit() {
-  const int TN = plan_.tile_n, NT = plan_.threads, NW = plan_.warps;
+  const int TN = plan_.tile_n, NW = plan_.warps;
   smem_ = kb_.DynamicShared();
   a_s_ = kb_.Gep(smem_, plan_.a_offset);
   b_s_ = kb_.Gep(smem_, plan_.b_offset);
@@ -130,7 +130,6 @@ absl::Status GemmEmitter::Emit() {
   kb_.Barrier();
   Epilogue();
   kb_.Finish();
-  (void)NT;
   return absl::OkStatus();
 }
 
@@ -165,7 +164,7 @@ void GemmEmitter::LoadWeightTile(Value* kt) {
         Store4(At(a_s_, rl, b_.CreateSub(q.col, k0), plan_.a_stride, plan_.elem_bytes), w);
       }
     }
-  });
+  }, /*unroll=*/2);
 }
 
 void GemmEmitter::LoadActivationTile(Value* kt) {
@@ -188,7 +187,7 @@ void GemmEmitter::LoadActivationTile(Value* kt) {
     }
     for (int i = 0; i < 4; ++i) x[i] = b_.CreateSelect(valid, x[i], kb_.F32c(0.0f));
     Store4(At(b_s_, tl, kq, plan_.b_stride, plan_.elem_bytes), x);
-  });
+  }, /*unroll=*/4);
 }
 
 void GemmEmitter::ComputeTensorCores() {
@@ -205,8 +204,10 @@ void GemmEmitter::ComputeTensorCores() {
   auto frag = [&](Value* base, Value* row, Value* col, int stride) {
     return b_.CreateBitCast(kb_.Load(kb_.I32(), At(base, row, col, stride, 2), 4), h2);
   };
-  for (int kk = 0; kk < plan_.tile_k / 16; ++kk) {
-    Value* c0 = b_.CreateAdd(I(16 * kk), tig2);
+  // k steps of 16 as a runtime loop: unrolled, every fragment load of the
+  // tile would be hoisted up front.
+  kb_.For(I(0), I(plan_.tile_k), I(16), [&](Value* kk) {
+    Value* c0 = b_.CreateAdd(kk, tig2);
     Value* c8 = b_.CreateAdd(c0, I(8));
     std::vector<std::array<Value*, 4>> a(MF);
     for (int mf = 0; mf < MF; ++mf) {
@@ -228,7 +229,7 @@ void GemmEmitter::ComputeTensorCores() {
         for (int i = 0; i < 4; ++i) kb_.Set(acc_[base + i], b_.CreateExtractValue(r, unsigned(i)));
       }
     }
-  }
+  }, /*unroll=*/2);
 }
 
 void GemmEmitter::ComputeFp32() {
@@ -247,7 +248,7 @@ void GemmEmitter::ComputeFp32() {
         kb_.Set(acc_[mm * NN + nn], v);
       }
     }
-  });
+  }, /*unroll=*/2);
 }
 
 void GemmEmitter::StoreAccumulators() {

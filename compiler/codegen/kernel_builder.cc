@@ -62,7 +62,8 @@ Value* KernelBuilder::Ctaid(int dim) {
 Value* KernelBuilder::Lane() { return b_.CreateAnd(Tid(), I32c(31)); }
 Value* KernelBuilder::Warp() { return b_.CreateLShr(Tid(), I32c(5)); }
 
-void KernelBuilder::For(Value* begin, Value* end, Value* step, const std::function<void(Value*)>& body) {
+void KernelBuilder::For(Value* begin, Value* end, Value* step, const std::function<void(Value*)>& body,
+                        int unroll) {
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
   llvm::BasicBlock* loop_body = llvm::BasicBlock::Create(ctx_, "body", fn_);
@@ -76,7 +77,17 @@ void KernelBuilder::For(Value* begin, Value* end, Value* step, const std::functi
   body(iv);
   Value* next = b_.CreateAdd(iv, step, "", /*HasNUW=*/false, /*HasNSW=*/true);
   iv->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateBr(header);
+  llvm::BranchInst* latch = b_.CreateBr(header);
+  if (unroll > 0) {
+    llvm::Metadata* hint =
+        unroll == 1 ? static_cast<llvm::Metadata*>(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}))
+                    : static_cast<llvm::Metadata*>(llvm::MDNode::get(
+                          ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.count"),
+                                 llvm::ConstantAsMetadata::get(b_.getInt32(static_cast<uint32_t>(unroll)))}));
+    llvm::MDNode* loop = llvm::MDNode::getDistinct(ctx_, {nullptr, hint});
+    loop->replaceOperandWith(0, loop);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
+  }
   b_.SetInsertPoint(exit);
 }
 

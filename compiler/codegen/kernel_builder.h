@@ -56,9 +56,12 @@ class KernelBuilder {
   llvm::Value* Lane();  // tid & 31
   llvm::Value* Warp();  // tid >> 5
 
-  // Control flow. Loop counters are i32 and compared signed.
+  // Control flow. Loop counters are i32 and compared signed. `unroll`:
+  // 0 leaves it to LLVM, 1 forbids unrolling, n > 1 asks for n (keeps
+  // loop-invariant loads and registers bounded where full unrolling would
+  // put every load up front).
   void For(llvm::Value* begin, llvm::Value* end, llvm::Value* step,
-           const std::function<void(llvm::Value*)>& body);
+           const std::function<void(llvm::Value*)>& body, int unroll = 0);
   void If(llvm::Value* cond, const std::function<void()>& then_fn);
   void IfElse(llvm::Value* cond, const std::function<void()>& then_fn,
               const std::function<void()>& else_fn);

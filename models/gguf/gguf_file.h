@@ -1,6 +1,9 @@
 // Reads a GGUF file (versions 2 and 3): metadata, tensor table, tensor bytes.
 // Every byte range is checked against the file before it is touched; bad
 // files give InvalidArgument/DataLoss naming the key/tensor and byte offset.
+// Anything that runs past the end of the file is DataLoss; each tensor's
+// trailing alignment padding must be present too, as every writer emits it
+// (spec/gguf-format.md §6), so a file cut at any byte is rejected.
 #ifndef KILN_MODELS_GGUF_GGUF_FILE_H_
 #define KILN_MODELS_GGUF_GGUF_FILE_H_
 

@@ -36,6 +36,8 @@ void CheckPtxas(const std::vector<KernelSpec>& specs, const Target& target) {
 }
 
 TEST(CodegenPtxas, MatVecSm90) { CheckPtxas(MatVecMatrix(), Sm(90)); }
+TEST(CodegenPtxas, GemmSm90) { CheckPtxas(testing::GemmMatrix(), Sm(90)); }
+TEST(CodegenPtxas, OtherSm90) { CheckPtxas(testing::OtherKernels(), Sm(90)); }
 
 }  // namespace
 }  // namespace kiln::codegen
@@ -49,6 +51,8 @@ TEST(CodegenDev, Dump) {
   EmitOptions o;
   o.dump_dir = dir;
   auto specs = testing::MatVecMatrix();
+  for (auto& k : testing::GemmMatrix()) specs.push_back(k);
+  for (auto& k : testing::OtherKernels()) specs.push_back(k);
   auto m = EmitPtx(specs, Sm(90), o);
   ASSERT_TRUE(m.ok()) << m.status();
 }

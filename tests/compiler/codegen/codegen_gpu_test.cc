@@ -1,0 +1,742 @@
+// GPU numerics of the emitted kernels against compiler/codegen's reference
+// kernels, on fresh random inputs with poisoned outputs (CTest label `gpu`;
+// skipped where no GPU is visible). Also times the Qwen3-8B decode matvecs
+// against the device's read bandwidth (printed, not asserted).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/codegen.h"
+#include "compiler/codegen/reference_kernels.h"
+#include "gtest/gtest.h"
+#include "models/quant/float16.h"
+#include "runtime/cuda/driver.h"
+#include "tests/compiler/codegen/test_specs.h"
+
+namespace kiln::codegen {
+namespace {
+
+namespace cu = ::kiln::runtime::cuda;
+
+struct Gpu {
+  std::unique_ptr<cu::Context> ctx;
+  std::unique_ptr<cu::Stream> stream;
+  Target target;
+};
+
+Gpu* GetGpu() {
+  static Gpu* gpu = []() -> Gpu* {
+    absl::StatusOr<const cu::Driver*> driver = cu::Driver::Get();
+    if (!driver.ok()) return nullptr;
+    absl::StatusOr<std::unique_ptr<cu::Context>> ctx = cu::Context::Create(**driver, 0);
+    if (!ctx.ok()) return nullptr;
+    auto g = new Gpu;
+    g->ctx = *std::move(ctx);
+    g->stream = *cu::Stream::Create(*g->ctx);
+    int sm = g->ctx->device().compute_capability();
+    absl::StatusOr<Target> t = Target::FromName(absl::StrCat("sm_", sm >= 90 ? 90 : sm >= 89 ? 89 : sm >= 86 ? 86 : 80));
+    g->target = *t;
+    return g;
+  }();
+  return gpu;
+}
+
+#define REQUIRE_GPU()                                   \
+  Gpu* gpu = GetGpu();                                  \
+  if (gpu == nullptr) GTEST_SKIP() << "no GPU visible"; \
+  (void)gpu
+
+// Device copies of host bytes.
+class Buffers {
+ public:
+  explicit Buffers(Gpu* gpu) : gpu_(gpu) {}
+  CUdeviceptr Upload(const void* data, size_t bytes) {
+    auto b = cu::DeviceBuffer::Allocate(*gpu_->ctx, std::max<size_t>(bytes, 256) + 256);
+    EXPECT_TRUE(b.ok()) << b.status();
+    CUdeviceptr p = b->ptr();
+    if (bytes > 0) EXPECT_TRUE(gpu_->stream->CopyToDevice(p, data, bytes).ok());
+    bufs_.push_back(*std::move(b));
+    return p;
+  }
+  template <typename T>
+  CUdeviceptr Upload(const std::vector<T>& v) {
+    return Upload(v.data(), v.size() * sizeof(T));
+  }
+  // Poisoned (all 0xFF bytes: NaN floats).
+  CUdeviceptr Poisoned(size_t bytes) {
+    std::vector<uint8_t> p(bytes, 0xFF);
+    return Upload(p.data(), bytes);
+  }
+  template <typename T>
+  std::vector<T> Download(CUdeviceptr p, size_t n) {
+    std::vector<T> v(n);
+    EXPECT_TRUE(gpu_->stream->CopyToHost(v.data(), p, n * sizeof(T)).ok());
+    EXPECT_TRUE(gpu_->stream->Synchronize().ok());
+    return v;
+  }
+
+ private:
+  Gpu* gpu_;
+  std::vector<cu::DeviceBuffer> bufs_;
+};
+
+struct Loaded {
+  std::unique_ptr<cu::Module> module;
+  CompiledModule compiled;
+};
+
+Loaded Load(Gpu* gpu, const std::vector<KernelSpec>& specs) {
+  Loaded l;
+  absl::StatusOr<CompiledModule> m = EmitPtx(specs, gpu->target);
+  EXPECT_TRUE(m.ok()) << m.status();
+  l.compiled = *std::move(m);
+  auto mod = cu::Module::Load(*gpu->ctx,
+                              absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(l.compiled.ptx.data()),
+                                                  l.compiled.ptx.size()),
+                              cu::ImageKind::kPtx, "codegen test PTX");
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  l.module = *std::move(mod);
+  return l;
+}
+
+struct Arg {
+  CUdeviceptr ptr = 0;
+  int32_t i = 0;
+  bool is_ptr = true;
+};
+Arg P(CUdeviceptr p) { return {p, 0, true}; }
+Arg I(int32_t v) { return {0, v, false}; }
+
+void Launch(Gpu* gpu, const Loaded& l, const std::string& name, const std::vector<Arg>& args, int64_t T,
+            int64_t rows_arg = 0) {
+  const CompiledKernel* k = nullptr;
+  for (const CompiledKernel& c : l.compiled.kernels)
+    if (c.name == name) k = &c;
+  ASSERT_NE(k, nullptr) << name;
+  auto f = l.module->GetFunction(name);
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_EQ(args.size(), k->abi.params.size()) << name;
+  if (k->abi.dynamic_shared_bytes > 48 * 1024)
+    ASSERT_TRUE(f->SetMaxDynamicSharedMemory(static_cast<int>(k->abi.dynamic_shared_bytes),
+                                             gpu->ctx->device().max_shared_per_block_optin)
+                    .ok());
+  std::vector<Arg> a = args;
+  std::vector<void*> params;
+  for (Arg& x : a) params.push_back(x.is_ptr ? static_cast<void*>(&x.ptr) : static_cast<void*>(&x.i));
+  cu::LaunchConfig cfg;
+  for (int d = 0; d < 3; ++d) {
+    cfg.grid[d] = static_cast<uint32_t>(k->abi.grid[d].Eval(T, rows_arg));
+    cfg.block[d] = static_cast<uint32_t>(k->abi.block[d]);
+  }
+  cfg.shared_bytes = static_cast<uint32_t>(k->abi.dynamic_shared_bytes);
+  cfg.programmatic = k->programmatic_launch;
+  absl::Status s = gpu->stream->Launch(*f, cfg, params.data());
+  ASSERT_TRUE(s.ok()) << s;
+  s = gpu->stream->Synchronize();
+  ASSERT_TRUE(s.ok()) << name << ": " << s;
+}
+
+// max |got - want| / max |want|; NaN anywhere fails.
+double RelErr(const std::vector<float>& got, const std::vector<float>& want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(got[i]) != std::isnan(want[i])) return INFINITY;
+    if (std::isnan(want[i])) continue;
+    num = std::max(num, std::fabs(double(got[i]) - want[i]));
+    den = std::max(den, std::fabs(double(want[i])));
+  }
+  return den == 0 ? num : num / den;
+}
+
+std::vector<float> RandomFloats(std::mt19937& rng, size_t n, float lo = -1.0f, float hi = 1.0f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+void PutHalf(uint8_t* p, float v) {
+  uint16_t h = quant::FloatToHalf(v);
+  std::memcpy(p, &h, 2);
+}
+
+// A random [rows][cols] weight in `f`'s layout with sane scales.
+void RandomWeights(std::mt19937& rng, WeightFormat f, int64_t rows, int64_t cols, std::vector<uint8_t>* w,
+                   std::vector<uint8_t>* scales) {
+  const int64_t bytes = WeightRowBytes(f, cols) * rows;
+  w->resize(static_cast<size_t>(bytes));
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f), scale(0.002f, 0.02f);
+  FormatGeometry g = GetFormatGeometry(f);
+  switch (f) {
+    case WeightFormat::kF32:
+      for (int64_t i = 0; i < rows * cols; ++i) {
+        float v = unit(rng);
+        std::memcpy(w->data() + 4 * i, &v, 4);
+      }
+      return;
+    case WeightFormat::kF16:
+      for (int64_t i = 0; i < rows * cols; ++i) PutHalf(w->data() + 2 * i, unit(rng));
+      return;
+    case WeightFormat::kBF16:
+      for (int64_t i = 0; i < rows * cols; ++i) {
+        uint16_t b = quant::FloatToBf16(unit(rng));
+        std::memcpy(w->data() + 2 * i, &b, 2);
+      }
+      return;
+    default:
+      break;
+  }
+  for (uint8_t& b : *w) b = static_cast<uint8_t>(byte(rng));
+  const int64_t blocks = bytes / g.block_bytes;
+  for (int64_t i = 0; f != WeightFormat::kQ8_0Planar && i < blocks; ++i) {
+    uint8_t* blk = w->data() + i * g.block_bytes;
+    switch (f) {
+      case WeightFormat::kQ8_0:
+      case WeightFormat::kQ4_0:
+        PutHalf(blk, scale(rng));
+        break;
+      case WeightFormat::kQ4_K:
+      case WeightFormat::kQ5_K:
+        PutHalf(blk, scale(rng));
+        PutHalf(blk + 2, scale(rng));
+        break;
+      case WeightFormat::kQ6_K:
+        PutHalf(blk + 208, scale(rng) * 0.1f);
+        break;
+      default:
+        break;
+    }
+  }
+  if (f == WeightFormat::kQ8_0Planar) {
+    scales->resize(static_cast<size_t>(rows * cols / 32 * 2));
+    for (int64_t i = 0; i < rows * cols / 32; ++i) PutHalf(scales->data() + 2 * i, scale(rng));
+  }
+}
+
+// Runs a matvec/gemm spec on the GPU and the reference; returns the error.
+double CheckMatrixKernel(Gpu* gpu, const Loaded& l, const KernelSpec& spec, int32_t T, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> w, ws;
+  RandomWeights(rng, spec.weight, spec.rows, spec.cols, &w, &ws);
+  std::vector<float> x = RandomFloats(rng, size_t(T) * spec.cols);
+  std::vector<float> nw = RandomFloats(rng, spec.cols, 0.5f, 1.5f);
+  const int64_t out_cols = spec.epilogue == Epilogue::kSiluMulPairs ? spec.rows / 2 : spec.rows;
+  std::vector<float> out0 = RandomFloats(rng, size_t(T) * out_cols);
+  Buffers bufs(gpu);
+  CUdeviceptr dw = bufs.Upload(w), dws = ws.empty() ? 0 : bufs.Upload(ws), dx = bufs.Upload(x),
+              dnw = bufs.Upload(nw);
+  CUdeviceptr dout = spec.epilogue == Epilogue::kAddInPlace ? bufs.Upload(out0) : bufs.Poisoned(out0.size() * 4);
+  Launch(gpu, l, spec.name, {P(dw), P(dws), P(dx), P(dnw), P(dout), I(T)}, T);
+  std::vector<float> got = bufs.Download<float>(dout, out0.size());
+  std::vector<float> want = out0;
+  absl::Status s = reference::MatVec(spec, w.data(), ws.data(), x.data(), nw.data(), want.data(), T);
+  EXPECT_TRUE(s.ok()) << s;
+  if (spec.epilogue == Epilogue::kAddInPlace) {
+    // Compare the increments, so the error is relative to what was added.
+    for (size_t i = 0; i < got.size(); ++i) {
+      got[i] -= out0[i];
+      want[i] -= out0[i];
+    }
+  }
+  return RelErr(got, want);
+}
+
+const char* Pro(Prologue p) { return p == Prologue::kNone ? "x" : "rms"; }
+const char* Epi(Epilogue e) {
+  return e == Epilogue::kStore ? "store" : e == Epilogue::kAddInPlace ? "add" : "silu";
+}
+
+TEST(CodegenGpu, MatVecAllFormatsTiny) {
+  REQUIRE_GPU();
+  std::vector<KernelSpec> specs;
+  for (WeightFormat f : testing::AllFormats())
+    for (Prologue p : {Prologue::kNone, Prologue::kRmsNorm})
+      for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs}) {
+        int64_t rows = e == Epilogue::kSiluMulPairs ? 1536 : 512, cols = e == Epilogue::kAddInPlace ? 768 : 256;
+        KernelSpec s = testing::MatVec(absl::StrCat("mv_", WeightFormatName(f), "_", Pro(p), "_", Epi(e)), f, rows,
+                                       cols, p, e, 4);
+        s.programmatic_launch = true;
+        specs.push_back(s);
+      }
+  // Schedules off the defaults: row groups, k split, rows not a multiple.
+  KernelSpec rg = testing::MatVec("mv_q4_k_rowgroups", WeightFormat::kQ4_K, 300, 512);
+  rg.matvec.rows_per_block = 4;
+  rg.matvec.row_groups = 4;
+  rg.matvec.threads = 128;
+  specs.push_back(rg);
+  KernelSpec ks = testing::MatVec("mv_q6_k_ksplit", WeightFormat::kQ6_K, 100, 1024, Prologue::kNone,
+                                  Epilogue::kAddInPlace);
+  ks.matvec.k_split = 2;
+  specs.push_back(ks);
+  KernelSpec odd = testing::MatVec("mv_q8_0p_oddrows", WeightFormat::kQ8_0Planar, 257, 2048, Prologue::kRmsNorm);
+  odd.matvec.unroll = 3;
+  specs.push_back(odd);
+  Loaded l = Load(gpu, specs);
+  uint32_t seed = 1;
+  for (const KernelSpec& s : specs) {
+    for (int32_t T : {1, s.matvec.max_tokens}) {
+      double err = CheckMatrixKernel(gpu, l, s, T, seed++);
+      EXPECT_LT(err, 1e-4) << s.name << " T=" << T;
+      std::printf("%-32s T=%d rel err %.2e\n", s.name.c_str(), T, err);
+    }
+  }
+}
+
+TEST(CodegenGpu, MatVec8B) {
+  REQUIRE_GPU();
+  std::vector<KernelSpec> specs;
+  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K, WeightFormat::kQ5_K}) {
+    specs.push_back(testing::MatVec(absl::StrCat("mv8b_qkv_", WeightFormatName(f)), f, 6144, 4096,
+                                    Prologue::kRmsNorm, Epilogue::kStore));
+    specs.push_back(testing::MatVec(absl::StrCat("mv8b_down_", WeightFormatName(f)), f, 4096, 12288,
+                                    Prologue::kNone, Epilogue::kAddInPlace));
+  }
+  Loaded l = Load(gpu, specs);
+  uint32_t seed = 100;
+  for (const KernelSpec& s : specs) {
+    double err = CheckMatrixKernel(gpu, l, s, 1, seed++);
+    EXPECT_LT(err, 1e-4) << s.name;
+    std::printf("%-32s rel err %.2e\n", s.name.c_str(), err);
+  }
+}
+
+TEST(CodegenGpu, Gemm) {
+  REQUIRE_GPU();
+  std::vector<KernelSpec> specs;
+  int k = 0;
+  for (WeightFormat f : testing::AllFormats())
+    for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs}) {
+      Prologue p = (k % 2) ? Prologue::kRmsNorm : Prologue::kNone;
+      int64_t rows = e == Epilogue::kSiluMulPairs ? 1536 : 320, cols = e == Epilogue::kAddInPlace ? 768 : 256;
+      KernelSpec s = testing::Gemm(absl::StrCat("gemm_", WeightFormatName(f), "_", Pro(p), "_", Epi(e)), f, rows,
+                                   cols, p, e);
+      s.gemm.tensor_cores = (k % 3) != 2;
+      s.programmatic_launch = true;
+      specs.push_back(s);
+      ++k;
+    }
+  Loaded l = Load(gpu, specs);
+  uint32_t seed = 200;
+  for (const KernelSpec& s : specs) {
+    double err = CheckMatrixKernel(gpu, l, s, 70, seed++);
+    EXPECT_LT(err, s.gemm.tensor_cores ? 3e-3 : 1e-4) << s.name;
+    std::printf("%-32s tc=%d rel err %.2e\n", s.name.c_str(), s.gemm.tensor_cores, err);
+  }
+}
+
+TEST(CodegenGpu, EmbedIsExact) {
+  REQUIRE_GPU();
+  std::vector<KernelSpec> specs;
+  for (WeightFormat f : testing::AllFormats()) {
+    if (f == WeightFormat::kQ8_0Planar) continue;
+    KernelSpec s;
+    s.name = absl::StrCat("embed_", WeightFormatName(f));
+    s.family = Family::kEmbed;
+    s.weight = f;
+    s.rows = 300;
+    s.cols = 768;
+    specs.push_back(s);
+  }
+  Loaded l = Load(gpu, specs);
+  std::mt19937 rng(7);
+  for (const KernelSpec& s : specs) {
+    std::vector<uint8_t> w, ws;
+    RandomWeights(rng, s.weight, s.rows, s.cols, &w, &ws);
+    std::vector<int32_t> tokens = {0, 299, 17, 150, 3};
+    Buffers bufs(gpu);
+    CUdeviceptr dt = bufs.Upload(w), dtok = bufs.Upload(tokens), dout = bufs.Poisoned(tokens.size() * s.cols * 4);
+    Launch(gpu, l, s.name, {P(dt), P(dtok), P(dout), I(5)}, 5);
+    std::vector<float> got = bufs.Download<float>(dout, tokens.size() * s.cols), want(got.size());
+    ASSERT_TRUE(reference::Embed(s, w.data(), tokens.data(), want.data(), 5).ok());
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * 4)) << s.name;
+  }
+}
+
+struct AttnModel {
+  const char* name;
+  int64_t heads, kv_heads, head_dim;
+};
+
+KernelSpec AttnBase(const AttnModel& m, bool f16) {
+  KernelSpec s;
+  s.n_head = m.heads;
+  s.n_head_kv = m.kv_heads;
+  s.head_dim = m.head_dim;
+  s.kv_f16 = f16;
+  s.rope_base = 1000000.0f;
+  s.attn_scale = 1.0f / std::sqrt(static_cast<float>(m.head_dim));
+  s.programmatic_launch = true;
+  return s;
+}
+
+std::vector<uint8_t> RandomCache(std::mt19937& rng, int64_t n, bool f16) {
+  std::vector<float> v = RandomFloats(rng, size_t(n));
+  std::vector<uint8_t> out(size_t(n) * (f16 ? 2 : 4));
+  for (int64_t i = 0; i < n; ++i) {
+    if (f16)
+      PutHalf(out.data() + 2 * i, v[size_t(i)]);
+    else
+      std::memcpy(out.data() + 4 * i, &v[size_t(i)], 4);
+  }
+  return out;
+}
+
+std::vector<float> CacheAsFloat(const std::vector<uint8_t>& c, bool f16) {
+  std::vector<float> v(c.size() / (f16 ? 2 : 4));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (f16) {
+      uint16_t h;
+      std::memcpy(&h, c.data() + 2 * i, 2);
+      v[i] = quant::HalfToFloat(h);
+    } else {
+      std::memcpy(&v[i], c.data() + 4 * i, 4);
+    }
+  }
+  return v;
+}
+
+TEST(CodegenGpu, RopeAndAttention) {
+  REQUIRE_GPU();
+  const AttnModel models[] = {{"tiny", 4, 2, 64}, {"b8", 32, 8, 128}};
+  std::vector<KernelSpec> specs;
+  for (const AttnModel& m : models)
+    for (bool f16 : {true, false}) {
+      const char* kv = f16 ? "f16" : "f32";
+      KernelSpec r = AttnBase(m, f16);
+      r.family = Family::kQkNormRopeStore;
+      r.name = absl::StrCat("rope_", m.name, "_", kv);
+      r.elementwise.threads = 64;
+      specs.push_back(r);
+      KernelSpec d = AttnBase(m, f16);
+      d.family = Family::kAttentionDecode;
+      d.name = absl::StrCat("dec_", m.name, "_", kv);
+      specs.push_back(d);
+      KernelSpec p = AttnBase(m, f16);
+      p.family = Family::kAttentionPrefill;
+      p.name = absl::StrCat("pre_", m.name, "_", kv);
+      p.attention.query_block = 16;
+      specs.push_back(p);
+    }
+  Loaded l = Load(gpu, specs);
+  std::mt19937 rng(11);
+  for (size_t i = 0; i < specs.size(); i += 3) {
+    const KernelSpec& rs = specs[i];
+    const KernelSpec& ds = specs[i + 1];
+    const KernelSpec& ps = specs[i + 2];
+    const int64_t D = rs.head_dim, nq = rs.n_head, nkv = rs.n_head_kv;
+    const int64_t C = 4096, row = nkv * D;
+    const int eb = rs.kv_f16 ? 2 : 4;
+    Buffers bufs(gpu);
+    // Rope + store: T = 3 tokens at position 1000.
+    {
+      const int32_t T = 3, pos = 1000;
+      std::vector<float> qkv = RandomFloats(rng, size_t(T * (nq + 2 * nkv) * D));
+      std::vector<float> qn = RandomFloats(rng, size_t(D), 0.5f, 1.5f), kn = RandomFloats(rng, size_t(D), 0.5f, 1.5f);
+      std::vector<int32_t> posv = {pos};
+      std::vector<uint8_t> kc(size_t(C * row * eb), 0), vc(kc.size(), 0);
+      CUdeviceptr dqkv = bufs.Upload(qkv), dqn = bufs.Upload(qn), dkn = bufs.Upload(kn), dpos = bufs.Upload(posv),
+                  dk = bufs.Upload(kc), dv = bufs.Upload(vc), dq = bufs.Poisoned(size_t(T * nq * D * 4));
+      Launch(gpu, l, rs.name, {P(dqkv), P(dqn), P(dkn), P(dpos), P(dk), P(dv), P(dq), I(T)}, T);
+      std::vector<float> q_got = bufs.Download<float>(dq, size_t(T * nq * D)), q_want(q_got.size());
+      std::vector<uint8_t> k_got = bufs.Download<uint8_t>(dk, kc.size()), v_got = bufs.Download<uint8_t>(dv, vc.size());
+      ASSERT_TRUE(reference::QkNormRopeStore(rs, qkv.data(), qn.data(), kn.data(), posv.data(), kc.data(), vc.data(),
+                                             q_want.data(), T)
+                      .ok());
+      double eq = RelErr(q_got, q_want);
+      double ek = RelErr(CacheAsFloat(k_got, rs.kv_f16), CacheAsFloat(kc, rs.kv_f16));
+      double ev = RelErr(CacheAsFloat(v_got, rs.kv_f16), CacheAsFloat(vc, rs.kv_f16));
+      std::printf("%-20s q %.2e k %.2e v %.2e\n", rs.name.c_str(), eq, ek, ev);
+      EXPECT_LT(eq, 1e-5) << rs.name;
+      EXPECT_LT(ek, rs.kv_f16 ? 2e-3 : 1e-5) << rs.name;
+      EXPECT_EQ(ev, 0.0) << rs.name;
+    }
+    // Decode at several positions (1, 2 and many splits), twice each (the
+    // counter must come back to zero).
+    for (int32_t pos : {0, 255, 256, 3000}) {
+      std::vector<uint8_t> kc = RandomCache(rng, (pos + 1) * row, rs.kv_f16), vc = RandomCache(rng, (pos + 1) * row, rs.kv_f16);
+      std::vector<float> q = RandomFloats(rng, size_t(nq * D));
+      std::vector<int32_t> posv = {pos};
+      const int64_t G = nq / nkv;
+      std::vector<uint32_t> counter(size_t(nkv), 0);
+      CUdeviceptr dq = bufs.Upload(q), dk = bufs.Upload(kc), dv = bufs.Upload(vc), dpos = bufs.Upload(posv),
+                  dpart = bufs.Poisoned(size_t(nkv * ds.attention.max_splits * G * (D + 2) * 4)),
+                  dcnt = bufs.Upload(counter);
+      std::vector<float> want(size_t(nq * D));
+      ASSERT_TRUE(reference::AttentionDecode(ds, q.data(), kc.data(), vc.data(), posv.data(), want.data()).ok());
+      for (int rep = 0; rep < 2; ++rep) {
+        CUdeviceptr dout = bufs.Poisoned(size_t(nq * D * 4));
+        Launch(gpu, l, ds.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt)}, 1);
+        double e = RelErr(bufs.Download<float>(dout, size_t(nq * D)), want);
+        std::printf("%-20s pos %5d rep %d rel err %.2e\n", ds.name.c_str(), pos, rep, e);
+        EXPECT_LT(e, 1e-4) << ds.name << " pos " << pos;
+        std::vector<uint32_t> c = bufs.Download<uint32_t>(dcnt, size_t(nkv));
+        for (uint32_t v : c) EXPECT_EQ(v, 0u) << ds.name;
+      }
+    }
+    // Prefill: T = 37 queries after P = 20 cached positions.
+    {
+      const int32_t T = 37, P0 = 20;
+      std::vector<uint8_t> kc = RandomCache(rng, (P0 + T) * row, rs.kv_f16), vc = RandomCache(rng, (P0 + T) * row, rs.kv_f16);
+      std::vector<float> q = RandomFloats(rng, size_t(T * nq * D));
+      std::vector<int32_t> posv = {P0};
+      CUdeviceptr dq = bufs.Upload(q), dk = bufs.Upload(kc), dv = bufs.Upload(vc), dpos = bufs.Upload(posv),
+                  dout = bufs.Poisoned(size_t(T * nq * D * 4));
+      Launch(gpu, l, ps.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), I(T)}, T);
+      std::vector<float> want(size_t(T * nq * D));
+      ASSERT_TRUE(reference::AttentionPrefill(ps, q.data(), kc.data(), vc.data(), posv.data(), want.data(), T).ok());
+      double e = RelErr(bufs.Download<float>(dout, want.size()), want);
+      std::printf("%-20s rel err %.2e\n", ps.name.c_str(), e);
+      EXPECT_LT(e, 1e-4) << ps.name;
+    }
+  }
+}
+
+TEST(CodegenGpu, ArgmaxPackCopy) {
+  REQUIRE_GPU();
+  KernelSpec am;
+  am.name = "argmax";
+  am.family = Family::kArgmax;
+  am.rows = 4;
+  KernelSpec pack;
+  pack.name = "pack";
+  pack.family = Family::kPackQ8_0;
+  pack.cols = 768;
+  KernelSpec copy;
+  copy.name = "copy";
+  copy.family = Family::kCopyRows;
+  copy.row_bytes = 210;
+  KernelSpec copy16 = copy;
+  copy16.name = "copy16";
+  copy16.row_bytes = 2304;
+  Loaded l = Load(gpu, {am, pack, copy, copy16});
+  std::mt19937 rng(3);
+  Buffers bufs(gpu);
+  {
+    const int32_t cols = 151936;
+    std::vector<float> logits = RandomFloats(rng, size_t(4) * cols);
+    logits[size_t(cols) + 5000] = 7.0f;   // row 1: tie at 5000 and 9000 -> 5000
+    logits[size_t(cols) + 9000] = 7.0f;
+    logits[size_t(2 * cols) + 3] = NAN;   // row 2: NaN ignored
+    logits[size_t(2 * cols) + 77] = 9.0f;
+    for (int32_t i = 0; i < cols; ++i) logits[size_t(3 * cols + i)] = -INFINITY;  // row 3 -> 0
+    CUdeviceptr dl = bufs.Upload(logits), dout = bufs.Poisoned(16);
+    Launch(gpu, l, "argmax", {P(dl), P(dout), I(cols)}, 1);
+    std::vector<int32_t> got = bufs.Download<int32_t>(dout, 4), want(4);
+    ASSERT_TRUE(reference::Argmax(am, logits.data(), want.data(), cols).ok());
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(want[1], 5000);
+    EXPECT_EQ(want[2], 77);
+    EXPECT_EQ(want[3], 0);
+  }
+  {
+    const int32_t rows = 5;
+    std::vector<uint8_t> w, ws;
+    RandomWeights(rng, WeightFormat::kQ8_0, rows, pack.cols, &w, &ws);
+    CUdeviceptr dsrc = bufs.Upload(w), dqs = bufs.Poisoned(size_t(rows * pack.cols)),
+                dd = bufs.Poisoned(size_t(rows * pack.cols / 32 * 2));
+    Launch(gpu, l, "pack", {P(dsrc), P(dqs), P(dd), I(rows)}, 1, rows);
+    std::vector<uint8_t> qs(size_t(rows * pack.cols)), d(size_t(rows * pack.cols / 32 * 2));
+    ASSERT_TRUE(reference::PackQ8_0(pack, w.data(), qs.data(), d.data(), rows).ok());
+    EXPECT_EQ(bufs.Download<uint8_t>(dqs, qs.size()), qs);
+    EXPECT_EQ(bufs.Download<uint8_t>(dd, d.size()), d);
+  }
+  for (const KernelSpec* c : {&copy, &copy16}) {
+    // Gate/up interleave: 6 gate rows into groups of 2 at offset 0, stride 4.
+    const int32_t rows = 6;
+    std::vector<uint8_t> src(size_t(rows * c->row_bytes));
+    for (uint8_t& b : src) b = static_cast<uint8_t>(rng());
+    std::vector<uint8_t> dst(size_t(2 * rows * c->row_bytes), 0xAB);
+    CUdeviceptr dsrc = bufs.Upload(src), ddst = bufs.Upload(dst);
+    Launch(gpu, l, c->name, {P(dsrc), P(ddst), I(rows), I(0), I(2), I(4)}, 1, rows);
+    ASSERT_TRUE(reference::CopyRows(*c, src.data(), dst.data(), rows, 0, 2, 4).ok());
+    EXPECT_EQ(bufs.Download<uint8_t>(ddst, dst.size()), dst) << c->name;
+  }
+}
+
+// Decode matvecs of Qwen3-8B: achieved read bandwidth (weights only), over
+// enough copies of the weights to defeat the L2.
+TEST(CodegenGpu, MatVecBandwidth8B) {
+  REQUIRE_GPU();
+  struct Case {
+    const char* name;
+    int64_t rows, cols;
+    Prologue pro;
+    Epilogue epi;
+  };
+  const Case cases[] = {{"qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore},
+                        {"out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace},
+                        {"gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs},
+                        {"down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace}};
+  std::vector<KernelSpec> specs;
+  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K})
+    for (const Case& c : cases) {
+      KernelSpec s = testing::MatVec(absl::StrCat("bw_", c.name, "_", WeightFormatName(f)), f, c.rows, c.cols, c.pro,
+                                     c.epi);
+      s.pair_group = c.epi == Epilogue::kSiluMulPairs ? 2 : 0;
+      s.programmatic_launch = true;
+      specs.push_back(s);
+    }
+  Loaded l = Load(gpu, specs);
+  for (const KernelSpec& s : specs) {
+    const int64_t wbytes = WeightRowBytes(s.weight, s.cols) * s.rows;
+    const int64_t sbytes = s.weight == WeightFormat::kQ8_0Planar ? s.rows * s.cols / 32 * 2 : 0;
+    const int copies = static_cast<int>(std::max<int64_t>(2, (int64_t{1} << 30) / (wbytes + sbytes)));
+    Buffers bufs(gpu);
+    std::vector<cu::DeviceBuffer> keep;
+    std::vector<CUdeviceptr> ws, ss;
+    for (int i = 0; i < copies; ++i) {
+      for (int64_t bytes : {wbytes, std::max<int64_t>(sbytes, 256)}) {
+        auto b = cu::DeviceBuffer::Allocate(*gpu->ctx, uint64_t(bytes));
+        ASSERT_TRUE(b.ok());
+        // 0x11 bytes: f16 scales of 4.5e-4, finite weights in every format.
+        ASSERT_TRUE(gpu->stream->Memset(b->ptr(), 0x11, uint64_t(bytes)).ok());
+        (bytes == wbytes && ws.size() == ss.size() ? ws : ss).push_back(b->ptr());
+        keep.push_back(*std::move(b));
+      }
+    }
+    std::vector<float> x(size_t(s.cols), 0.5f), nw(size_t(s.cols), 1.0f), out(size_t(s.rows), 0.0f);
+    CUdeviceptr dx = bufs.Upload(x), dnw = bufs.Upload(nw), dout = bufs.Upload(out);
+    auto f = l.module->GetFunction(s.name);
+    ASSERT_TRUE(f.ok());
+    const CompiledKernel* k = nullptr;
+    for (const CompiledKernel& c : l.compiled.kernels)
+      if (c.name == s.name) k = &c;
+    cu::LaunchConfig cfg;
+    for (int d = 0; d < 3; ++d) {
+      cfg.grid[d] = static_cast<uint32_t>(k->abi.grid[d].Eval(1));
+      cfg.block[d] = static_cast<uint32_t>(k->abi.block[d]);
+    }
+    cfg.programmatic = true;
+    int32_t T = 1;
+    auto run = [&](int iters) {
+      for (int it = 0; it < iters; ++it) {
+        CUdeviceptr w = ws[size_t(it % copies)], sc = ss[size_t(it % copies)];
+        void* params[] = {&w, &sc, &dx, &dnw, &dout, &T};
+        EXPECT_TRUE(gpu->stream->Launch(*f, cfg, params).ok());
+      }
+    };
+    run(copies);
+    ASSERT_TRUE(gpu->stream->Synchronize().ok());
+    auto e0 = *cu::Event::Create(*gpu->ctx, CU_EVENT_DEFAULT), e1 = *cu::Event::Create(*gpu->ctx, CU_EVENT_DEFAULT);
+    const int iters = 200;
+    ASSERT_TRUE(e0->Record(*gpu->stream).ok());
+    run(iters);
+    ASSERT_TRUE(e1->Record(*gpu->stream).ok());
+    ASSERT_TRUE(e1->Synchronize().ok());
+    float ms = *cu::Event::ElapsedMs(*e0, *e1);
+    double us = 1000.0 * ms / iters;
+    std::printf("%-20s %7.2f us/launch  %6.0f GB/s (weights %.1f MB)\n", s.name.c_str(), us,
+                double(wbytes + sbytes) / (us * 1e3), double(wbytes + sbytes) / 1e6);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::codegen
+
+namespace kiln::codegen {
+namespace {
+
+// Schedule sweep for the Qwen3-8B decode matvecs (run with
+// --gtest_also_run_disabled_tests): correctness of every candidate on one
+// shape, then time per launch and achieved bandwidth.
+TEST(CodegenGpu, DISABLED_MatVecScheduleSweep) {
+  REQUIRE_GPU();
+  struct Sched {
+    int threads, rows, groups, unroll;
+  };
+  const Sched scheds[] = {{256, 4, 1, 2}, {128, 4, 1, 2}, {128, 8, 2, 2}, {128, 4, 4, 2}, {128, 8, 4, 2},
+                          {128, 16, 4, 2}, {64, 4, 1, 2},  {64, 8, 2, 1},  {64, 2, 1, 2},  {256, 8, 8, 2},
+                          {256, 16, 8, 2}, {256, 8, 4, 2}, {32, 2, 1, 4},  {64, 4, 2, 2},  {128, 8, 4, 4}};
+  struct Shape {
+    const char* name;
+    int64_t rows, cols;
+    Prologue pro;
+    Epilogue epi;
+  };
+  const Shape shapes[] = {{"qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore},
+                          {"gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs},
+                          {"down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace}};
+  const WeightFormat formats[] = {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K};
+  std::vector<KernelSpec> specs;
+  for (WeightFormat f : formats)
+    for (const Shape& sh : shapes)
+      for (const Sched& sc : scheds) {
+        KernelSpec s = testing::MatVec(absl::StrCat("sw_", WeightFormatName(f), "_", sh.name, "_", sc.threads, "_",
+                                                    sc.rows, "_", sc.groups, "_", sc.unroll),
+                                       f, sh.rows, sh.cols, sh.pro, sh.epi);
+        s.pair_group = sh.epi == Epilogue::kSiluMulPairs ? 2 : 0;
+        s.matvec.threads = sc.threads;
+        s.matvec.rows_per_block = sc.rows;
+        s.matvec.row_groups = sc.groups;
+        s.matvec.unroll = sc.unroll;
+        s.programmatic_launch = true;
+        if (!DescribeKernel(s, gpu->target).ok()) continue;
+        specs.push_back(s);
+      }
+  Loaded l = Load(gpu, specs);
+  uint32_t seed = 500;
+  for (const KernelSpec& s : specs) {
+    if (s.cols != 4096 || s.rows != 6144) continue;
+    double err = CheckMatrixKernel(gpu, l, s, 1, seed++);
+    EXPECT_LT(err, 1e-4) << s.name;
+  }
+  for (const KernelSpec& s : specs) {
+    const int64_t wbytes = WeightRowBytes(s.weight, s.cols) * s.rows;
+    const int64_t sbytes = s.weight == WeightFormat::kQ8_0Planar ? s.rows * s.cols / 32 * 2 : 0;
+    const int copies = static_cast<int>(std::max<int64_t>(2, (int64_t{1} << 30) / (wbytes + sbytes)));
+    Buffers bufs(gpu);
+    std::vector<cu::DeviceBuffer> keep;
+    std::vector<CUdeviceptr> ws, ss;
+    for (int i = 0; i < copies; ++i) {
+      for (int which = 0; which < 2; ++which) {
+        int64_t bytes = which == 0 ? wbytes : std::max<int64_t>(sbytes, 256);
+        auto b = cu::DeviceBuffer::Allocate(*gpu->ctx, uint64_t(bytes));
+        ASSERT_TRUE(b.ok());
+        ASSERT_TRUE(gpu->stream->Memset(b->ptr(), 0x11, uint64_t(bytes)).ok());
+        (which == 0 ? ws : ss).push_back(b->ptr());
+        keep.push_back(*std::move(b));
+      }
+    }
+    std::vector<float> x(size_t(s.cols), 0.5f), nw(size_t(s.cols), 1.0f), out(size_t(s.rows), 0.0f);
+    CUdeviceptr dx = bufs.Upload(x), dnw = bufs.Upload(nw), dout = bufs.Upload(out);
+    auto f = l.module->GetFunction(s.name);
+    ASSERT_TRUE(f.ok());
+    const CompiledKernel* k = nullptr;
+    for (const CompiledKernel& c : l.compiled.kernels)
+      if (c.name == s.name) k = &c;
+    cu::LaunchConfig cfg;
+    for (int d = 0; d < 3; ++d) {
+      cfg.grid[d] = static_cast<uint32_t>(k->abi.grid[d].Eval(1));
+      cfg.block[d] = static_cast<uint32_t>(k->abi.block[d]);
+    }
+    cfg.programmatic = true;
+    int32_t T = 1;
+    auto run = [&](int iters) {
+      for (int it = 0; it < iters; ++it) {
+        CUdeviceptr w = ws[size_t(it % copies)], sc = ss[size_t(it % copies)];
+        void* params[] = {&w, &sc, &dx, &dnw, &dout, &T};
+        EXPECT_TRUE(gpu->stream->Launch(*f, cfg, params).ok());
+      }
+    };
+    run(copies);
+    ASSERT_TRUE(gpu->stream->Synchronize().ok());
+    auto e0 = *cu::Event::Create(*gpu->ctx, CU_EVENT_DEFAULT), e1 = *cu::Event::Create(*gpu->ctx, CU_EVENT_DEFAULT);
+    const int iters = 100;
+    ASSERT_TRUE(e0->Record(*gpu->stream).ok());
+    run(iters);
+    ASSERT_TRUE(e1->Record(*gpu->stream).ok());
+    ASSERT_TRUE(e1->Synchronize().ok());
+    double us = 1000.0 * *cu::Event::ElapsedMs(*e0, *e1) / iters;
+    std::printf("SWEEP %-34s %8.2f us %6.0f GB/s\n", s.name.c_str(), us, double(wbytes + sbytes) / (us * 1e3));
+  }
+}
+
+}  // namespace
+}  // namespace kiln::codegen
