@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-out/demo}
 mkdir -p "$OUT"
-KILNC=build/compiler/kilnc
+KILNC=build/bin/kilnc
 
 $KILNC synth --preset tiny --type Q8_0 --seed 1 -o "$OUT/tiny-q8_0.gguf"
 $KILNC inspect "$OUT/tiny-q8_0.gguf" | tail -n 6

@@ -23,4 +23,4 @@ tools/fetch_tokenizer.sh
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C build -j"$(nproc)"
-echo "install: built build/compiler/kilnc"
+echo "install: built build/bin/kilnc and build/bin/kiln"

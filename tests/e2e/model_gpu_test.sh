@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Whole-model check on the GPU (label gpu): for a preset and weight type,
+# synthesize, compile, run with kiln, and compare every logits row with the
+# CPU reference (fp16 KV cache like the GPU) — at prefill and at decode steps
+# deep into the context — and the greedy tokens over 32 steps.
+# usage: model_gpu_test.sh PRESET TYPE PROMPT_TOKENS BOUND
+set -euo pipefail
+PRESET=$1 TYPE=$2 NPROMPT=$3 BOUND=$4
+BIN=${KILN_BIN_DIR:?set KILN_BIN_DIR to the folder with kilnc and kiln}
+HERE=$(cd "$(dirname "$0")" && pwd)
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+"$BIN/kilnc" synth --preset "$PRESET" --type "$TYPE" --seed 7 -o "$W/m.gguf" 2>/dev/null
+"$BIN/kilnc" compile "$W/m.gguf" -o "$W/m.kiln" >/dev/null
+TOKENS=$(python3 -c "import random; r=random.Random(3); print(','.join(str(r.randrange(0, 500)) for _ in range($NPROMPT)))")
+CTX=$((NPROMPT + 40))
+"$BIN/kiln" run -b "$W/m.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX \
+  --dump-logits "$W/gpu.npy" > "$W/gpu.txt"
+"$BIN/kilnc" reference -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX --kv-f16 \
+  --dump-logits "$W/cpu.npy" > "$W/cpu.txt" 2>/dev/null
+echo "$PRESET $TYPE, $NPROMPT prompt tokens"
+python3 "$HERE/compare_logits.py" "$W/gpu.npy" "$W/cpu.npy" "$BOUND"
+python3 "$HERE/compare_logits.py" "$W/gpu.npy" "$W/cpu.npy" "$BOUND" "$NPROMPT"
+if ! diff <(tail -n 1 "$W/gpu.txt") <(tail -n 1 "$W/cpu.txt"); then
+  echo "greedy tokens differ from the CPU reference"
+  exit 1
+fi
+echo "greedy tokens identical over 32 steps"

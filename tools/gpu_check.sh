@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# One whole GPU run, on the GPU host, from the repository root with .gpu/
+# (made by tools/stage_gpu.sh) beside it: unpack the binaries, check they
+# start, run every CTest test labelled `gpu`, then the benchmark table.
+# Logs go to the folder given as $1 (default $OUT).
+# usage: tools/gpu_check.sh [LOGDIR] [ctest -R regex]
+set -uo pipefail
+LOG=${1:-${OUT:-/tmp/kiln-gpu-logs}}
+FILTER=${2:-}
+mkdir -p "$LOG"
+export KILN_GPU_ROOT=$PWD
+PKG=/tmp/kiln-gpu/pkg
+rm -rf /tmp/kiln-gpu && mkdir -p /tmp/kiln-gpu && tar -C /tmp/kiln-gpu -xzf .gpu/pkg.tar.gz
+BIN=$PKG/bin
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+  "$BIN/kilnc" --help | head -3
+  "$BIN/kiln" devices
+} 2>&1 | tee "$LOG/machine.txt"
+
+(cd "$PKG" && ctest -L gpu ${FILTER:+-R "$FILTER"} --output-on-failure --timeout 900 -j1) 2>&1 | tee "$LOG/gpu-tests.log"
