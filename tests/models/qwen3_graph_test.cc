@@ -15,15 +15,6 @@
 namespace kiln::models {
 namespace {
 
-double RelErr(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    den += double(b[i]) * b[i];
-  }
-  return std::sqrt(num / den);
-}
-
 ir::HostTensor Ids(std::vector<int32_t> ids) {
   int64_t n = static_cast<int64_t>(ids.size());
   return ir::HostTensor::FromInts(ir::DType::kI32, {n}, std::move(ids));

@@ -11,15 +11,6 @@
 namespace kiln::models {
 namespace {
 
-double RelErr(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    den += double(b[i]) * b[i];
-  }
-  return std::sqrt(num / den);
-}
-
 class PrefillVsDecode : public ::testing::TestWithParam<std::tuple<Recipe, bool>> {};
 
 TEST_P(PrefillVsDecode, Agree) {

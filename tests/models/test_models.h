@@ -2,7 +2,9 @@
 #ifndef KILN_TESTS_MODELS_TEST_MODELS_H_
 #define KILN_TESTS_MODELS_TEST_MODELS_H_
 
+#include <cmath>
 #include <cstdlib>
+#include <vector>
 #include <memory>
 #include <string>
 
@@ -21,6 +23,16 @@ inline std::string TempPath(const std::string& name) {
   for (char& c : file)
     if (c == '/') c = '_';  // parameterized test names contain '/'
   return base + "/" + file;
+}
+
+// ||a - b|| / ||b|| over all elements, in double.
+inline double RelErr(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return std::sqrt(num / den);
 }
 
 // Writes a synthetic model and opens it.

@@ -1,60 +1,461 @@
+// compiler/codegen on the CPU: FileCheck pins the instructions that matter;
+// output is deterministic; bad specs are InvalidArgument naming the kernel;
+// the ABI and the reference kernels behave as documented. (ptxas over every
+// kernel: codegen_ptxas_test.cc.)
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/codegen/reference_kernels.h"
 #include "gtest/gtest.h"
+#include "models/quant/float16.h"
 #include "tests/compiler/codegen/test_specs.h"
 
 namespace kiln::codegen {
 namespace {
 
-using testing::MatVecMatrix;
-
 Target Sm(int sm) { return *Target::FromName(absl::StrCat("sm_", sm)); }
 
-void CheckPtxas(const std::vector<KernelSpec>& specs, const Target& target) {
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / absl::StrCat("kiln-codegen-test-", ::getpid(), "-", name)).string();
+}
+
+// ---------------------------------------------------------------------------
+// FileCheck.
+
+int RunFileCheck(const std::string& ptx, const std::string& checks, std::string* output) {
+  const std::string in = TempPath("in.ptx"), chk = TempPath("checks.txt"), log = TempPath("log.txt");
+  std::ofstream(in) << ptx;
+  std::ofstream(chk) << checks;
+  std::string cmd = absl::StrCat(KILN_FILECHECK, " ", chk, " --input-file=", in, " > ", log, " 2>&1");
+  int rc = std::system(cmd.c_str());
+  std::ifstream f(log);
+  output->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  std::filesystem::remove(in);
+  std::filesystem::remove(chk);
+  std::filesystem::remove(log);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+void ExpectFileCheck(const std::vector<KernelSpec>& specs, const Target& target, const std::string& checks) {
+  if (!std::filesystem::exists(KILN_FILECHECK)) GTEST_SKIP() << "FileCheck not installed";
   absl::StatusOr<CompiledModule> m = EmitPtx(specs, target);
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ(m->ptx.find("__local_depot"), std::string::npos);
-  EXPECT_EQ(m->ptx.find("ld.local"), std::string::npos);
-  EXPECT_EQ(m->ptx.find("st.local"), std::string::npos);
-  PtxasReport report;
-  absl::StatusOr<std::string> cubin = RunPtxas(m->ptx, target, &report);
-  ASSERT_TRUE(cubin.ok()) << cubin.status();
-  for (const KernelSpec& s : specs) {
-    const PtxasKernelInfo* k = report.Find(s.name);
-    ASSERT_NE(k, nullptr) << s.name;
-    EXPECT_EQ(k->stack_frame, 0) << s.name;
-    EXPECT_EQ(k->spill_stores, 0) << s.name;
-    EXPECT_EQ(k->spill_loads, 0) << s.name;
-    std::printf("%-48s %-6s regs %3d smem %6ld\n", s.name.c_str(), target.Name().c_str(), k->registers,
-                static_cast<long>(k->shared));
-  }
+  std::string out;
+  EXPECT_EQ(RunFileCheck(m->ptx, checks, &out), 0) << out;
 }
 
-TEST(CodegenPtxas, MatVecSm90) { CheckPtxas(MatVecMatrix(), Sm(90)); }
-TEST(CodegenPtxas, GemmSm90) { CheckPtxas(testing::GemmMatrix(), Sm(90)); }
-TEST(CodegenPtxas, OtherSm90) { CheckPtxas(testing::OtherKernels(), Sm(90)); }
+TEST(CodegenFileCheck, MatVecWeightLoadsAre16ByteReadOnly) {
+  std::vector<KernelSpec> specs = {
+      testing::MatVec("mv_q8_0p", WeightFormat::kQ8_0Planar, 4096, 4096),
+      testing::MatVec("mv_q4_k", WeightFormat::kQ4_K, 4096, 4096),
+      testing::MatVec("mv_q5_k", WeightFormat::kQ5_K, 4096, 4096),
+      testing::MatVec("mv_f16", WeightFormat::kF16, 4096, 4096),
+      testing::MatVec("mv_bf16", WeightFormat::kBF16, 4096, 4096),
+      testing::MatVec("mv_f32", WeightFormat::kF32, 4096, 4096),
+      testing::MatVec("mv_q6_k", WeightFormat::kQ6_K, 4096, 4096),
+      testing::MatVec("mv_q4_0", WeightFormat::kQ4_0, 4096, 4096),
+      testing::MatVec("mv_q8_0", WeightFormat::kQ8_0, 4096, 4096),
+  };
+  // Direct formats: 16-byte read-only loads of weights and activations;
+  // staged formats: 16-byte windows into shared memory, then 2-byte reads.
+  ExpectFileCheck(specs, Sm(90), R"(
+CHECK-LABEL: .entry mv_q8_0p(
+CHECK: ld.global.nc.v4.u32
+CHECK: ld.global.nc.v4.f32
+CHECK: shfl.sync.bfly.b32
+CHECK-LABEL: .entry mv_q4_k(
+CHECK: ld.global.nc.v4.u32
+CHECK: prmt.b32
+CHECK: ld.global.nc.v4.f32
+CHECK-LABEL: .entry mv_q5_k(
+CHECK: ld.global.nc.v4.u32
+CHECK-LABEL: .entry mv_f16(
+CHECK: ld.global.nc.v4.u32
+CHECK-LABEL: .entry mv_bf16(
+CHECK: ld.global.nc.v4.u32
+CHECK-LABEL: .entry mv_f32(
+CHECK: ld.global.nc.v4.u32
+CHECK-LABEL: .entry mv_q6_k(
+CHECK: ld.global.nc.v4.u32
+CHECK: st.shared.v4.u32
+CHECK: bar.warp.sync
+CHECK: ld.shared.u16
+CHECK-LABEL: .entry mv_q4_0(
+CHECK: ld.global.nc.v4.u32
+CHECK: st.shared.v4.u32
+CHECK-LABEL: .entry mv_q8_0(
+CHECK: ld.global.nc.v4.u32
+CHECK: st.shared.v4.u32
+)");
+}
 
-}  // namespace
-}  // namespace kiln::codegen
+TEST(CodegenFileCheck, MatVecNeverLoadsWeightsNarrowly) {
+  // Direct formats: every weight load is 16 bytes (the only narrow global
+  // load of Q8_0Planar is its 2-byte scale).
+  ExpectFileCheck({testing::MatVec("mv_q4_k", WeightFormat::kQ4_K, 4096, 4096)}, Sm(90), R"(
+CHECK-LABEL: .entry mv_q4_k(
+CHECK-NOT: ld.global.nc.u32
+CHECK-NOT: ld.global.nc.u16
+CHECK-NOT: ld.global.nc.u8
+CHECK: ret;
+)");
+}
 
-namespace kiln::codegen {
-namespace {
-// Dev helper: KILN_CODEGEN_DUMP=dir dumps the matvec matrix.
-TEST(CodegenDev, Dump) {
-  const char* dir = std::getenv("KILN_CODEGEN_DUMP");
-  if (dir == nullptr) GTEST_SKIP();
+std::vector<KernelSpec> ProgrammaticSpecs(bool programmatic) {
+  std::vector<KernelSpec> all = testing::MatVecMatrix();
+  std::vector<KernelSpec> specs = {all[0], all[30]};
+  specs.push_back(testing::GemmMatrix()[4]);
+  std::vector<KernelSpec> other = testing::OtherKernels();
+  for (const KernelSpec& s : other)
+    if (s.family != Family::kMatVec && s.name.find("tiny") != std::string::npos) specs.push_back(s);
+  std::vector<KernelSpec> out;
+  for (KernelSpec s : specs) {
+    s.programmatic_launch = programmatic;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::string PerKernelChecks(const std::vector<KernelSpec>& specs, const std::string& body) {
+  std::string c;
+  for (const KernelSpec& s : specs) absl::StrAppend(&c, "CHECK-LABEL: .entry ", s.name, "(\n", body);
+  return c;
+}
+
+TEST(CodegenFileCheck, GridDependencyControlOnSm90WhenAsked) {
+  std::vector<KernelSpec> specs = ProgrammaticSpecs(true);
+  ExpectFileCheck(specs, Sm(90), PerKernelChecks(specs, "CHECK: griddepcontrol.wait;\nCHECK: griddepcontrol.launch_dependents;\n"));
+}
+
+TEST(CodegenFileCheck, NoGridDependencyControlBeforeSm90) {
+  std::vector<KernelSpec> specs = ProgrammaticSpecs(true);
+  for (int sm : {80, 86, 89}) ExpectFileCheck(specs, Sm(sm), "CHECK-NOT: griddepcontrol\nCHECK: ret;\n");
+}
+
+TEST(CodegenFileCheck, NoGridDependencyControlUnlessAsked) {
+  ExpectFileCheck(ProgrammaticSpecs(false), Sm(90), "CHECK-NOT: griddepcontrol\nCHECK: ret;\n");
+}
+
+TEST(CodegenFileCheck, DecodeAttentionLastBlockMerge) {
+  KernelSpec d;
+  d.name = "dec";
+  d.family = Family::kAttentionDecode;
+  d.n_head = 32;
+  d.n_head_kv = 8;
+  d.head_dim = 128;
+  ExpectFileCheck({d}, Sm(90), R"(
+CHECK-LABEL: .entry dec(
+CHECK: ld.global.nc
+CHECK: ex2.approx.ftz.f32
+CHECK: membar.gl;
+CHECK: atom.global.add.u32
+CHECK: bar.sync
+CHECK: membar.gl;
+CHECK: st.volatile.global.u32
+CHECK: ld.volatile.global.f32
+)");
+}
+
+TEST(CodegenFileCheck, GemmUsesTensorCoresWhenScheduled) {
+  KernelSpec tc = testing::Gemm("g_tc", WeightFormat::kQ4_K, 4096, 4096);
+  KernelSpec f32 = testing::Gemm("g_f32", WeightFormat::kQ4_K, 4096, 4096);
+  f32.gemm.tensor_cores = false;
+  ExpectFileCheck({tc, f32}, Sm(80), R"(
+CHECK-LABEL: .entry g_tc(
+CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+CHECK-LABEL: .entry g_f32(
+CHECK-NOT: mma.sync
+CHECK: fma.rn.f32
+CHECK: ret;
+)");
+}
+
+TEST(CodegenFileCheck, RopeUsesReducedAngleAndApproxSinCos) {
+  KernelSpec r;
+  r.name = "rope";
+  r.family = Family::kQkNormRopeStore;
+  r.n_head = 32;
+  r.n_head_kv = 8;
+  r.head_dim = 128;
+  ExpectFileCheck({r}, Sm(90), R"(
+CHECK: .const .align 8 .b8 rope_inv_freq[512]
+CHECK-LABEL: .entry rope(
+CHECK: ld.const.f64
+CHECK: cvt.rni.f64.f64
+CHECK: fma.rn.f64
+CHECK: cos.approx.f32
+CHECK: sin.approx.f32
+CHECK: cvt.rn.f16.f32
+)");
+}
+
+// ---------------------------------------------------------------------------
+// Determinism, dumps, errors.
+
+TEST(Codegen, DeterministicOutput) {
+  std::vector<KernelSpec> specs = testing::OtherKernels();
+  specs.push_back(testing::MatVecMatrix()[41]);
+  specs.push_back(testing::GemmMatrix()[7]);
+  absl::StatusOr<CompiledModule> a = EmitPtx(specs, Sm(90));
+  absl::StatusOr<CompiledModule> b = EmitPtx(specs, Sm(90));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->ptx, b->ptx);
+  // A kernel's PTX does not depend on its neighbours.
+  absl::StatusOr<CompiledModule> one = EmitPtx({specs.back()}, Sm(90));
+  ASSERT_TRUE(one.ok());
+  size_t body = one->ptx.find(".visible .entry");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_TRUE(absl::StrContains(a->ptx, one->ptx.substr(body)));
+}
+
+TEST(Codegen, DumpsPerKernelIrAndPtx) {
+  const std::string dir = TempPath("dump");
   EmitOptions o;
   o.dump_dir = dir;
-  auto specs = testing::MatVecMatrix();
-  for (auto& k : testing::GemmMatrix()) specs.push_back(k);
-  for (auto& k : testing::OtherKernels()) specs.push_back(k);
-  auto m = EmitPtx(specs, Sm(90), o);
+  std::vector<KernelSpec> specs = {testing::MatVec("dumped_mv", WeightFormat::kQ4_K, 512, 256)};
+  absl::StatusOr<CompiledModule> m = EmitPtx(specs, Sm(89), o);
   ASSERT_TRUE(m.ok()) << m.status();
+  std::ifstream ll(dir + "/dumped_mv.ll"), ptx(dir + "/dumped_mv.ptx");
+  std::string ll_text((std::istreambuf_iterator<char>(ll)), std::istreambuf_iterator<char>());
+  std::string ptx_text((std::istreambuf_iterator<char>(ptx)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(absl::StrContains(ll_text, "define ptx_kernel void @dumped_mv("));
+  EXPECT_TRUE(absl::StrContains(ptx_text, ".target sm_89"));
+  EXPECT_EQ(ptx_text, m->ptx);
+  std::filesystem::remove_all(dir);
 }
+
+void ExpectBad(const KernelSpec& spec, const std::string& fragment) {
+  KernelSpec good = testing::MatVec("good_kernel", WeightFormat::kF16, 64, 64);
+  absl::StatusOr<CompiledModule> m = EmitPtx({good, spec}, Sm(90));
+  ASSERT_FALSE(m.ok()) << spec.name;
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument) << m.status();
+  EXPECT_TRUE(absl::StrContains(m.status().message(), spec.name)) << m.status();
+  EXPECT_TRUE(absl::StrContains(m.status().message(), fragment)) << m.status();
+}
+
+TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
+  ExpectBad(testing::MatVec("q4k_cols_300", WeightFormat::kQ4_K, 64, 300), "not a multiple of 256");
+  ExpectBad(testing::MatVec("q8_cols_48", WeightFormat::kQ8_0Planar, 64, 48), "not a multiple of 32");
+  ExpectBad(testing::MatVec("no_rows", WeightFormat::kF16, 0, 64), "must be positive");
+  KernelSpec threads = testing::MatVec("threads_100", WeightFormat::kF16, 64, 64);
+  threads.matvec.threads = 100;
+  ExpectBad(threads, "multiple of 32");
+  KernelSpec silu = testing::MatVec("silu_no_group", WeightFormat::kF16, 64, 64, Prologue::kNone,
+                                    Epilogue::kSiluMulPairs);
+  silu.pair_group = 0;
+  ExpectBad(silu, "pair_group");
+  KernelSpec silu_rows = testing::MatVec("silu_odd_rows", WeightFormat::kF16, 66, 64, Prologue::kNone,
+                                         Epilogue::kSiluMulPairs);
+  ExpectBad(silu_rows, "2*pair_group");
+  KernelSpec ks = testing::MatVec("ksplit_store", WeightFormat::kF16, 64, 4096);
+  ks.matvec.k_split = 2;
+  ExpectBad(ks, "k_split");
+  KernelSpec tokens = testing::MatVec("tokens_99", WeightFormat::kF16, 64, 64, Prologue::kNone, Epilogue::kStore, 99);
+  ExpectBad(tokens, "max_tokens");
+  KernelSpec gemm = testing::Gemm("gemm_tile_k_32_q6k", WeightFormat::kQ6_K, 256, 256);
+  gemm.gemm.tile_k = 32;
+  ExpectBad(gemm, "column window");
+  KernelSpec embed;
+  embed.name = "embed_planar";
+  embed.family = Family::kEmbed;
+  embed.weight = WeightFormat::kQ8_0Planar;
+  embed.rows = 10;
+  embed.cols = 64;
+  ExpectBad(embed, "kQ8_0");
+  KernelSpec heads;
+  heads.name = "gqa_5_on_2";
+  heads.family = Family::kAttentionDecode;
+  heads.n_head = 5;
+  heads.n_head_kv = 2;
+  heads.head_dim = 128;
+  ExpectBad(heads, "n_head");
+  KernelSpec hd = heads;
+  hd.name = "head_dim_100";
+  hd.n_head = 4;
+  hd.head_dim = 100;
+  ExpectBad(hd, "head_dim");
+  KernelSpec big = heads;
+  big.name = "decode_too_much_smem";
+  big.n_head = 4;
+  big.attention.split_positions = 4096;
+  ExpectBad(big, "shared memory");
+  KernelSpec copy;
+  copy.name = "copy_no_bytes";
+  copy.family = Family::kCopyRows;
+  ExpectBad(copy, "row_bytes");
+}
+
+TEST(Codegen, NamesMustBeUniqueIdentifiers) {
+  KernelSpec a = testing::MatVec("same", WeightFormat::kF16, 64, 64);
+  absl::StatusOr<CompiledModule> m = EmitPtx({a, a}, Sm(90));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(m.status().message(), "same"));
+  KernelSpec bad = testing::MatVec("not-an-identifier", WeightFormat::kF16, 64, 64);
+  m = EmitPtx({bad}, Sm(90));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(m.status().message(), "not-an-identifier"));
+  EXPECT_EQ(EmitPtx({}, Sm(90)).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Codegen, PtxasRejectionIsAClearError) {
+  if (!FindPtxas()) GTEST_SKIP() << "ptxas not installed";
+  PtxasReport report;
+  absl::StatusOr<std::string> c =
+      RunPtxas(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { bogus.instruction; }\n", Sm(90),
+               &report);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(c.status().message(), "ptxas rejected")) << c.status();
+  EXPECT_TRUE(absl::StrContains(c.status().message(), "bogus")) << c.status();
+}
+
+TEST(Codegen, TargetNames) {
+  EXPECT_EQ(Target::FromName("sm_86")->Name(), "sm_86");
+  EXPECT_EQ(Target::FromName("90")->Name(), "sm_90");
+  EXPECT_TRUE(Target::FromName("sm_90")->HasGridDependencyControl());
+  EXPECT_FALSE(Target::FromName("sm_89")->HasGridDependencyControl());
+  EXPECT_EQ(Target::FromName("sm_75").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// ---------------------------------------------------------------------------
+// ABI.
+
+TEST(CodegenAbi, MatVecParamsAndLaunch) {
+  KernelSpec s = testing::MatVec("mv", WeightFormat::kQ4_K, 6146, 4096, Prologue::kRmsNorm);
+  absl::StatusOr<KernelAbi> abi = DescribeKernel(s, Sm(90));
+  ASSERT_TRUE(abi.ok()) << abi.status();
+  std::vector<std::string> names;
+  for (const KernelParam& p : abi->params) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"w", "w_scales", "x", "norm_w", "out", "T"}));
+  EXPECT_EQ(abi->params[4].offset, 32);
+  EXPECT_EQ(abi->params[5].type, ParamType::kI32);
+  EXPECT_EQ(abi->params[5].offset, 40);
+  EXPECT_EQ(abi->block[0], 256);
+  EXPECT_EQ(abi->grid[0].Eval(1), 1537);  // ceil(6146 / 4)
+  EXPECT_EQ(abi->grid[1].Eval(1), 1);
+  EXPECT_EQ(abi->dynamic_shared_bytes, 0);
+}
+
+TEST(CodegenAbi, GridExpressions) {
+  KernelSpec g = testing::Gemm("g", WeightFormat::kF16, 1000, 256);
+  absl::StatusOr<KernelAbi> abi = DescribeKernel(g, Sm(90));
+  ASSERT_TRUE(abi.ok());
+  EXPECT_EQ(abi->grid[0].Eval(70), 16);
+  EXPECT_EQ(abi->grid[1].Eval(70), 2);
+  EXPECT_EQ(abi->grid[1].ToString(), "ceil((T)/64)");
+  EXPECT_GT(abi->dynamic_shared_bytes, 0);
+  KernelSpec c;
+  c.name = "c";
+  c.family = Family::kCopyRows;
+  c.row_bytes = 64;
+  abi = DescribeKernel(c, Sm(90));
+  ASSERT_TRUE(abi.ok());
+  EXPECT_EQ(abi->grid[0].Eval(1, 77), 77);
+  EXPECT_EQ(abi->grid[0].ToString(), "rows");
+  KernelSpec d;
+  d.name = "d";
+  d.family = Family::kAttentionDecode;
+  d.n_head = 32;
+  d.n_head_kv = 8;
+  d.head_dim = 128;
+  abi = DescribeKernel(d, Sm(90));
+  ASSERT_TRUE(abi.ok());
+  EXPECT_EQ(abi->params.size(), 7u);
+  EXPECT_EQ(abi->grid[0].Eval(1), 8);
+  EXPECT_EQ(abi->grid[1].Eval(1), 64);
+}
+
+// ---------------------------------------------------------------------------
+// Reference kernels (the GPU tests' oracle).
+
+TEST(ReferenceKernels, MatVecPlanarAndSiluPairs) {
+  // 4 rows x 32 cols, Q8_0 planar with scale 0.5: rows 0,1 are gates, 2,3 ups.
+  KernelSpec s = testing::MatVec("ref", WeightFormat::kQ8_0Planar, 4, 32, Prologue::kNone, Epilogue::kSiluMulPairs);
+  s.pair_group = 2;
+  std::vector<int8_t> qs(4 * 32, 0);
+  qs[0 * 32 + 0] = 2;   // gate 0 = 2 * 0.5 * x0 = 1
+  qs[1 * 32 + 1] = -4;  // gate 1 = -2 * x1 = -2
+  qs[2 * 32 + 0] = 6;   // up 0 = 3
+  qs[3 * 32 + 1] = 8;   // up 1 = 4
+  std::vector<uint16_t> d(4, quant::FloatToHalf(0.5f));
+  std::vector<float> x(32, 0.0f);
+  x[0] = 1.0f;
+  x[1] = 1.0f;
+  std::vector<float> out(2, NAN);
+  ASSERT_TRUE(reference::MatVec(s, qs.data(), d.data(), x.data(), nullptr, out.data(), 1).ok());
+  auto silu = [](double z) { return z / (1 + std::exp(-z)); };
+  EXPECT_NEAR(out[0], silu(1.0) * 3.0, 1e-6);
+  EXPECT_NEAR(out[1], silu(-2.0) * 4.0, 1e-6);
+}
+
+TEST(ReferenceKernels, RmsNormPrologueAndResidualAdd) {
+  KernelSpec s = testing::MatVec("ref", WeightFormat::kF32, 1, 4, Prologue::kRmsNorm, Epilogue::kAddInPlace);
+  std::vector<float> w = {1, 1, 1, 1}, x = {1, 1, 1, 1}, nw = {1, 2, 3, 4}, out = {10};
+  s.eps = 0.0f;
+  ASSERT_TRUE(reference::MatVec(s, w.data(), nullptr, x.data(), nw.data(), out.data(), 1).ok());
+  EXPECT_FLOAT_EQ(out[0], 20.0f);  // rms(x) = 1, sum(nw) = 10
+}
+
+TEST(ReferenceKernels, ArgmaxAndCopyRows) {
+  KernelSpec a;
+  a.name = "a";
+  a.family = Family::kArgmax;
+  a.rows = 2;
+  std::vector<float> l = {1, 3, 3, NAN, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  std::vector<int32_t> out(2, -1);
+  ASSERT_TRUE(reference::Argmax(a, l.data(), out.data(), 4).ok());
+  EXPECT_EQ(out, (std::vector<int32_t>{1, 0}));
+  KernelSpec c;
+  c.name = "c";
+  c.family = Family::kCopyRows;
+  c.row_bytes = 1;
+  std::vector<uint8_t> src = {10, 11, 12, 13}, dst(8, 0);
+  // gate/up interleave with pair_group 2: up rows go to 2,3,6,7.
+  ASSERT_TRUE(reference::CopyRows(c, src.data(), dst.data(), 4, 2, 2, 4).ok());
+  EXPECT_EQ(dst, (std::vector<uint8_t>{0, 0, 10, 11, 0, 0, 12, 13}));
+}
+
+TEST(ReferenceKernels, RopeRotatesPairsHalfADimApart) {
+  KernelSpec r;
+  r.name = "r";
+  r.family = Family::kQkNormRopeStore;
+  r.n_head = 1;
+  r.n_head_kv = 1;
+  r.head_dim = 4;
+  r.rope_base = 100.0f;
+  r.kv_f16 = false;
+  r.eps = 0.0f;
+  // q = (1, 0, 0, 0) normalizes to (2, 0, 0, 0); at position 3, pair (0, 2)
+  // rotates by 3 rad.
+  std::vector<float> qkv = {1, 0, 0, 0, 0, 1, 0, 0, 5, 6, 7, 8};
+  std::vector<float> ones(4, 1.0f), q(4);
+  std::vector<float> k(4 * 4, 0.0f), v(4 * 4, 0.0f);
+  int32_t pos = 3;
+  ASSERT_TRUE(reference::QkNormRopeStore(r, qkv.data(), ones.data(), ones.data(), &pos, k.data(), v.data(), q.data(), 1)
+                  .ok());
+  EXPECT_NEAR(q[0], 2 * std::cos(3.0), 1e-6);
+  EXPECT_NEAR(q[2], 2 * std::sin(3.0), 1e-6);
+  // k = (0, 1, 0, 0) -> 2 at dim 1, pair (1, 3) rotates by 3 * 100^(-1/2).
+  EXPECT_NEAR(k[3 * 4 + 1], 2 * std::cos(0.3), 1e-6);
+  EXPECT_NEAR(k[3 * 4 + 3], 2 * std::sin(0.3), 1e-6);
+  EXPECT_EQ(v[3 * 4 + 0], 5.0f);
+  EXPECT_EQ(v[3 * 4 + 3], 8.0f);
+}
+
 }  // namespace
 }  // namespace kiln::codegen

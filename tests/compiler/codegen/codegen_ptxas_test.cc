@@ -1,0 +1,94 @@
+// Every family x weight format x prologue x epilogue, at the shapes of the
+// tiny model and of Qwen3-8B, assembles with ptxas for sm_80, sm_89 and
+// sm_90, and neither LLVM (local arrays) nor ptxas (spills) uses local
+// memory. One CTest test per target (CMakeLists.txt), so they run in
+// parallel. KILN_CODEGEN_VERBOSE=1 prints registers per kernel.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/codegen.h"
+#include "gtest/gtest.h"
+#include "tests/compiler/codegen/test_specs.h"
+
+namespace kiln::codegen {
+namespace {
+
+Target Sm(int sm) { return *Target::FromName(absl::StrCat("sm_", sm)); }
+
+std::vector<KernelSpec> AllSpecs() {
+  std::vector<KernelSpec> all = testing::MatVecMatrix();
+  for (KernelSpec& s : testing::GemmMatrix()) all.push_back(s);
+  for (KernelSpec& s : testing::OtherKernels()) all.push_back(s);
+  return all;
+}
+
+// Assembles everything for one target: ptxas accepts it, and neither LLVM
+// (local arrays) nor ptxas (spills) puts anything in local memory.
+void CheckPtxas(const std::vector<KernelSpec>& specs, const Target& target) {
+  if (!FindPtxas()) GTEST_SKIP() << "ptxas not installed";
+  absl::StatusOr<CompiledModule> m = EmitPtx(specs, target);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_FALSE(absl::StrContains(m->ptx, "__local_depot"));
+  EXPECT_FALSE(absl::StrContains(m->ptx, "ld.local"));
+  EXPECT_FALSE(absl::StrContains(m->ptx, "st.local"));
+  PtxasReport report;
+  absl::StatusOr<std::string> cubin = RunPtxas(m->ptx, target, &report);
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  EXPECT_GT(cubin->size(), 0u);
+  for (const KernelSpec& s : specs) {
+    const PtxasKernelInfo* k = report.Find(s.name);
+    ASSERT_NE(k, nullptr) << s.name;
+    EXPECT_EQ(k->stack_frame, 0) << s.name;
+    EXPECT_EQ(k->spill_stores, 0) << s.name;
+    EXPECT_EQ(k->spill_loads, 0) << s.name;
+    EXPECT_GT(k->registers, 0) << s.name;
+    if (std::getenv("KILN_CODEGEN_VERBOSE") != nullptr)
+      std::printf("%-44s %-6s regs %3d smem %6ld\n", s.name.c_str(), target.Name().c_str(), k->registers,
+                  static_cast<long>(k->shared));
+  }
+}
+
+// ptxas runs are the slow part: CTest runs each target as its own test
+// (tests/compiler/codegen/CMakeLists.txt), so they go in parallel.
+TEST(CodegenPtxas, AllKernelsSm80) { CheckPtxas(AllSpecs(), Sm(80)); }
+TEST(CodegenPtxas, AllKernelsSm89) { CheckPtxas(AllSpecs(), Sm(89)); }
+TEST(CodegenPtxas, AllKernelsSm90) { CheckPtxas(AllSpecs(), Sm(90)); }
+TEST(CodegenPtxas, SchedulesOffDefaultSm90) {
+  std::vector<KernelSpec> specs;
+  for (WeightFormat f : testing::AllFormats()) {
+    KernelSpec a = testing::MatVec(absl::StrCat("rg_", WeightFormatName(f)), f, 4096, 4096, Prologue::kRmsNorm);
+    a.matvec.threads = 128;
+    a.matvec.rows_per_block = 8;
+    a.matvec.row_groups = 2;
+    a.matvec.unroll = 1;
+    specs.push_back(a);
+    KernelSpec b = testing::MatVec(absl::StrCat("ks_", WeightFormatName(f)), f, 4096, 12288, Prologue::kNone,
+                                   Epilogue::kAddInPlace);
+    b.matvec.k_split = 3;
+    b.matvec.unroll = 4;
+    specs.push_back(b);
+    KernelSpec c = testing::Gemm(absl::StrCat("g128_", WeightFormatName(f)), f, 6144, 4096, Prologue::kRmsNorm);
+    c.gemm.tile_m = 128;
+    c.gemm.tile_n = 32;
+    c.gemm.tile_k = 256;
+    c.gemm.threads = 256;
+    specs.push_back(c);
+  }
+  KernelSpec d;
+  d.name = "dec_g8_d128";  // Qwen3-32B: 64 query heads on 8 KV heads
+  d.family = Family::kAttentionDecode;
+  d.n_head = 64;
+  d.n_head_kv = 8;
+  d.head_dim = 128;
+  d.attention.threads = 256;
+  d.attention.split_positions = 128;
+  specs.push_back(d);
+  CheckPtxas(specs, Sm(90));
+}
+
+}  // namespace
+}  // namespace kiln::codegen
