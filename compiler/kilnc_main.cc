@@ -19,6 +19,7 @@ constexpr Command kCommands[] = {
     {"inspect", "describe a GGUF file: metadata, tensors, derived config", kiln::compiler::RunInspect},
     {"tokenize", "print the token ids of a text", kiln::compiler::RunTokenize},
     {"reference", "generate with the CPU reference forward pass", kiln::compiler::RunReference},
+    {"compile", "build the IR of a GGUF and run the pass pipeline (dumps, timing)", kiln::compiler::RunCompile},
 };
 
 void Usage(FILE* out) {

@@ -61,9 +61,32 @@ absl::Status EvalEmbed(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
+// Planar Q8_0: W[m, k] = float(qs[m, k]) * d[m, k / 32], the same products
+// as dequantizing the original 34-byte blocks (spec/quant-formats.md §2),
+// so results equal the 2-operand form on the unsplit weight bit for bit.
+absl::Status EvalPlanarQ8_0MatMul(EvalContext& ctx, const float* x) {
+  const HostTensor& qs = *ctx.operands[1];
+  std::vector<float> d_scratch;
+  ASSIGN_OR_RETURN(const float* d, FloatsOf(*ctx.operands[2], d_scratch));
+  ASSIGN_OR_RETURN(const std::vector<int32_t> q, qs.ToInts());
+  HostTensor& y = ctx.Output(0);
+  const int64_t K = qs.row_length(), M = qs.num_rows(), B = K / 32;
+  const int64_t R = K == 0 ? 0 : ctx.operands[0]->num_elements() / K;
+  float* out = y.floats().data();
+  ParallelFor(M, ctx.threads, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(K);
+    for (int64_t m = begin; m < end; ++m) {
+      for (int64_t k = 0; k < K; ++k) row[k] = d[m * B + k / 32] * static_cast<float>(q[m * K + k]);
+      for (int64_t r = 0; r < R; ++r) out[r * M + m] = Dot(x + r * K, row.data(), K);
+    }
+  });
+  return absl::OkStatus();
+}
+
 absl::Status EvalMatMul(EvalContext& ctx) {
   std::vector<float> x_scratch;
   ASSIGN_OR_RETURN(const float* x, FloatsOf(*ctx.operands[0], x_scratch));
+  if (ctx.operands.size() == 3) return EvalPlanarQ8_0MatMul(ctx, x);
   const HostTensor& w = *ctx.operands[1];
   HostTensor& y = ctx.Output(0);
   const int64_t K = w.row_length(), M = w.num_rows();

@@ -107,9 +107,23 @@ absl::StatusOr<Types> InferEmbed(const ShapeQuery& q) {
 }
 
 absl::StatusOr<Types> InferMatMul(const ShapeQuery& q) {
+  if (q.operands.size() != 2 && q.operands.size() != 3)
+    return absl::InvalidArgumentError(
+        absl::StrCat("'matmul' takes 2 operands (x, W) or 3 (x, qs, d), got ", q.operands.size()));
   RETURN_IF_ERROR(ExpectFloat(q, 0, 1));
   const TensorType& x = q.operands[0];
   const TensorType& w = q.operands[1];
+  if (q.operands.size() == 3) {
+    // Planar Q8_0 (q8_0_split's planes): qs i8[M, K], d f16[M, K/32].
+    if (w.dtype != DType::kI8 || w.rank() != 2) return OperandError(q, 1, "the quant plane i8[M, K]");
+    if (w.shape[1] != x.shape.back())
+      return OperandShapeError(q, 1, absl::StrCat("inner dim ", x.shape.back().ToString()));
+    if (!w.shape[1].is_static() || w.shape[1].value() % 32 != 0)
+      return OperandShapeError(q, 1, "a static inner dim that is a multiple of 32");
+    const TensorType want{DType::kF16, {w.shape[0], w.shape[1].value() / 32}};
+    if (q.operands[2] != want) return OperandError(q, 2, absl::StrCat("the scale plane ", want.ToString()));
+    return Types{{DType::kF32, ReplaceLast(x.shape, w.shape[0])}};
+  }
   if (!IsWeightLike(w)) return OperandError(q, 1, "a float or quantized matrix");
   if (w.rank() != 2) return OperandShapeError(q, 1, "a matrix [M, K]");
   if (w.shape[1] != x.shape.back())
@@ -226,6 +240,67 @@ absl::StatusOr<Types> InferReshape(const ShapeQuery& q) {
     return OperandShapeError(q, 0, "the same last dim (quantized rows are kept whole)");
   return Types{r};
 }
+
+absl::StatusOr<Types> InferQ8_0Split(const ShapeQuery& q) {
+  const TensorType& w = q.operands[0];
+  if (w.dtype != DType::kQ8_0) return OperandError(q, 0, "q8_0[M, K]");
+  if (w.rank() != 2 || !w.shape[1].is_static() || w.shape[1].value() % 32 != 0)
+    return OperandShapeError(q, 0, "[M, K] with a static K, a multiple of 32");
+  return Types{{DType::kI8, w.shape}, {DType::kF16, {w.shape[0], w.shape[1].value() / 32}}};
+}
+
+absl::StatusOr<Types> InferConcatRows(const ShapeQuery& q) {
+  if (q.operands.empty()) return absl::InvalidArgumentError("'concat_rows' needs at least one operand");
+  const TensorType& a = q.operands[0];
+  int64_t rows = 0;
+  for (size_t i = 0; i < q.operands.size(); ++i) {
+    const TensorType& t = q.operands[i];
+    if (t.rank() != 2 || !t.shape[0].is_static())
+      return OperandShapeError(q, static_cast<int>(i), "[rows, K] with static rows");
+    if (t.dtype != a.dtype || t.shape[1] != a.shape[1])
+      return OperandError(q, static_cast<int>(i),
+                          absl::StrCat(ToAbsl(DTypeName(a.dtype)), "[rows, ", a.shape[1].ToString(), "]"));
+    rows += t.shape[0].value();
+  }
+  return Types{{a.dtype, {rows, a.shape[1]}}};
+}
+
+absl::StatusOr<Types> InferInterleaveRows(const ShapeQuery& q) {
+  const TensorType& a = q.operands[0];
+  const int64_t g = q.attrs.Find("group")->int_value();
+  if (a.rank() != 2 || !a.shape[0].is_static()) return OperandShapeError(q, 0, "[M, K] with static M");
+  if (g < 1 || a.shape[0].value() % g != 0)
+    return absl::InvalidArgumentError(absl::StrCat("attribute 'group' of 'interleave_rows' is ", g,
+                                                   ", expected a divisor of the ", a.shape[0].value(), " rows"));
+  if (q.operands[1] != a) return OperandError(q, 1, a.ToString());
+  return Types{{a.dtype, {2 * a.shape[0].value(), a.shape[1]}}};
+}
+
+absl::StatusOr<Types> InferSlice(const ShapeQuery& q) {
+  const TensorType& x = q.operands[0];
+  if (GetDTypeInfo(x.dtype).is_quantized) return OperandError(q, 0, "a float or integer tensor");
+  if (x.rank() < 1 || !x.shape.back().is_static()) return OperandShapeError(q, 0, "a static last dim");
+  const int64_t start = q.attrs.Find("start")->int_value(), size = q.attrs.Find("size")->int_value();
+  const int64_t n = x.shape.back().value();
+  if (start < 0 || size < 0 || start + size > n)
+    return absl::InvalidArgumentError(absl::StrCat("'slice' window [", start, ", ", start + size,
+                                                   ") is outside the last dim of ", x.ToString()));
+  return Types{{x.dtype, ReplaceLast(x.shape, size)}};
+}
+
+absl::StatusOr<Types> InferSwiglu(const ShapeQuery& q) {
+  RETURN_IF_ERROR(ExpectFloat(q, 0, 1));
+  const TensorType& x = q.operands[0];
+  const int64_t g = q.attrs.Find("group")->int_value();
+  if (!x.shape.back().is_static()) return OperandShapeError(q, 0, "a static last dim");
+  const int64_t n = x.shape.back().value();
+  if (g < 1 || n % (2 * g) != 0)
+    return absl::InvalidArgumentError(absl::StrCat("attribute 'group' of 'swiglu' is ", g,
+                                                   ", expected 2 * group to divide the last dim ", n));
+  return Types{{DType::kF32, ReplaceLast(x.shape, n / 2)}};
+}
+
+absl::StatusOr<Types> InferArena(const ShapeQuery& q) { return Types{}; }
 
 absl::StatusOr<Types> InferKernel(const ShapeQuery& q) {
   if (q.region == nullptr) return absl::InvalidArgumentError("'kernel' has no region");

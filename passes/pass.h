@@ -6,7 +6,10 @@
 #ifndef KILN_PASSES_PASS_H_
 #define KILN_PASSES_PASS_H_
 
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ir/ir.h"
@@ -25,6 +28,10 @@ class Pass {
   // Returns true if the module changed. Errors: InvalidArgument/Unimplemented
   // for input the pass cannot handle (naming the op's line), Internal for bugs.
   virtual absl::StatusOr<bool> Run(ir::Module& module, const PassContext& context) = 0;
+  // Module-level facts the last Run() computed, as (key, value) pairs in a
+  // fixed order (plan-buffers: arena_bytes, kv_bytes, ...); the pipeline puts
+  // them in D/index.tsv. Most passes have none.
+  virtual std::vector<std::pair<std::string, std::string>> Summary() const { return {}; }
 };
 
 }  // namespace kiln::passes

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -33,7 +34,12 @@ struct PassRecord {
   bool changed = false;
   double seconds = 0;
   int64_t op_count = 0;   // ops in the module after the pass
+  // The pass's Summary() after it ran (extra columns of D/index.tsv).
+  std::vector<std::pair<std::string, std::string>> summary;
 };
+
+// Ops in every function of `module`, nested ones included.
+int64_t CountOps(const ir::Module& module);
 
 class Pipeline {
  public:

@@ -223,7 +223,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       Value* slot = b.CreateAdd(b.CreateMul(g, i32c(MS)), s);
       kb.Store(m, f32at(sc_s, slot), 4);
       kb.Store(l, f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
-    });
+    }, /*unroll=*/1);
     kb.Barrier();
     // Thread g turns them into weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s'.
     kb.If(b.CreateICmpSLT(tid, i32c(G)), [&] {
@@ -231,20 +231,20 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       Value* mx = kb.Var(kb.F32(), kb.F32c(kNegInf), "mx");
       kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
         kb.Set(mx, kb.Max(kb.Get(mx), kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(base, s)), 4)));
-      });
+      }, /*unroll=*/1);
       Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
       kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
         Value* slot = b.CreateAdd(base, s);
         Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
         Value* l = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
         kb.Set(den, kb.Fma(e, l, kb.Get(den)));
-      });
+      }, /*unroll=*/1);
       Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.Get(den));
       kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
         Value* slot = b.CreateAdd(base, s);
         Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
         kb.Store(b.CreateFMul(e, inv), f32at(sc_s, slot), 4);
-      });
+      }, /*unroll=*/1);
     });
     kb.Barrier();
     // out = sum_s w[g][s] * acc_s: each thread owns `per` outputs and

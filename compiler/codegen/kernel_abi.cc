@@ -91,7 +91,10 @@ absl::Status ValidateMatVec(const KernelSpec& spec) {
   MatVecPlan p = PlanMatVec(spec);
   if (p.shared_bytes > kMaxStaticShared)
     return Bad(spec, absl::StrCat("needs ", p.shared_bytes,
-                                  " bytes of shared memory (> 48 KiB); lower rows_per_block or threads"));
+                                  " bytes of static shared memory (> 48 KiB); lower rows_per_block or threads"));
+  if (p.shared_bytes + p.x_bytes > 227 * 1024)
+    return Bad(spec, absl::StrCat("needs ", p.shared_bytes + p.x_bytes,
+                                  " bytes of shared memory; lower threads, unroll or max_tokens"));
   return absl::OkStatus();
 }
 
@@ -325,6 +328,11 @@ MatVecPlan PlanMatVec(const KernelSpec& spec) {
     off += p.stage_bytes;
   }
   p.shared_bytes = off;
+  int64_t split_pieces = p.pieces / std::max(1, p.k_split);
+  p.chunk_pieces = std::min<int64_t>(split_pieces, int64_t{p.group_threads} * p.unroll);
+  p.chunk_cols = p.chunk_pieces * p.fmt.piece_weights;
+  p.x_token_stride = (p.chunk_cols * 4 + p.chunk_cols / p.fmt.window * 16 + 15) / 16 * 16;
+  p.x_bytes = p.x_token_stride * p.tokens;
   return p;
 }
 
@@ -487,6 +495,7 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
         abi.block = {p.threads, 1, 1};
         abi.grid = {constant(CeilDiv(spec.rows, p.rows_per_block)), constant(p.k_split), constant(1)};
         abi.static_shared_bytes = p.shared_bytes;
+        abi.dynamic_shared_bytes = p.x_bytes;
         abi.max_tokens = p.tokens;
       } else {
         GemmPlan p = PlanGemm(spec);

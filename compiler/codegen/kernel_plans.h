@@ -17,7 +17,10 @@ inline constexpr int64_t kMaxStaticShared = 48 * 1024;
 
 // kMatVec: block = `threads`, split into `row_groups` groups of whole warps;
 // group g owns rows [r0 + g*rows_per_group, ...) and strides over the row's
-// pieces with its threads, `unroll` pieces per iteration.
+// pieces with its threads, `unroll` pieces per iteration. Each iteration's
+// activation columns (a "chunk" of group_threads*unroll pieces) are staged
+// in dynamic shared memory first, 16 bytes of padding after every `window`
+// columns so the per-piece reads are bank-conflict free.
 struct MatVecPlan {
   FormatGeometry fmt;
   int threads = 0, warps = 0;
@@ -39,6 +42,10 @@ struct MatVecPlan {
   int stage_windows = 0;
   int64_t stage_offset = 0, stage_bytes = 0;
   int64_t shared_bytes = 0;  // static
+  int64_t chunk_pieces = 0;  // pieces per iteration (group_threads * unroll, at most the split's)
+  int64_t chunk_cols = 0;
+  int64_t x_token_stride = 0;  // bytes per token of the staged chunk
+  int64_t x_bytes = 0;         // dynamic
 };
 MatVecPlan PlanMatVec(const KernelSpec& spec);
 

@@ -48,6 +48,9 @@ enum class Epilogue {
   kAddInPlace,   // out += acc (residual stream)
   kSiluMulPairs, // rows come as interleaved gate/up groups of `pair_group` rows:
                  // out[j] = silu(acc[gate j]) * acc[up j]; out has rows/2 entries
+  kSiluMulWith,  // out = silu(extra) * acc, `extra` an extra f32 input [T, rows]
+                 // (the gate matvec's result): passes/fuse's epilogue for an up
+                 // matmul whose gate could not be packed with it (types differ)
 };
 
 // Schedules: plain data, chosen by passes/select-schedules from schedules/.

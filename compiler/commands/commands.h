@@ -12,6 +12,7 @@ int RunSynth(const std::vector<std::string>& args);
 int RunInspect(const std::vector<std::string>& args);
 int RunTokenize(const std::vector<std::string>& args);
 int RunReference(const std::vector<std::string>& args);
+int RunCompile(const std::vector<std::string>& args);
 
 }  // namespace kiln::compiler
 

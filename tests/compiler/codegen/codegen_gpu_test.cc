@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -614,6 +615,11 @@ TEST(CodegenGpu, MatVecBandwidth8B) {
       cfg.block[d] = static_cast<uint32_t>(k->abi.block[d]);
     }
     cfg.programmatic = true;
+    cfg.shared_bytes = static_cast<uint32_t>(k->abi.dynamic_shared_bytes);
+    if (k->abi.dynamic_shared_bytes > 48 * 1024)
+      ASSERT_TRUE(f->SetMaxDynamicSharedMemory(static_cast<int>(k->abi.dynamic_shared_bytes),
+                                               gpu->ctx->device().max_shared_per_block_optin)
+                      .ok());
     int32_t T = 1;
     auto run = [&](int iters) {
       for (int it = 0; it < iters; ++it) {
@@ -651,9 +657,9 @@ TEST(CodegenGpu, DISABLED_MatVecScheduleSweep) {
   struct Sched {
     int threads, rows, groups, unroll;
   };
-  const Sched scheds[] = {{256, 4, 1, 2}, {128, 4, 1, 2}, {128, 8, 2, 2}, {128, 4, 4, 2}, {128, 8, 4, 2},
-                          {128, 16, 4, 2}, {64, 4, 1, 2},  {64, 8, 2, 1},  {64, 2, 1, 2},  {256, 8, 8, 2},
-                          {256, 16, 8, 2}, {256, 8, 4, 2}, {32, 2, 1, 4},  {64, 4, 2, 2},  {128, 8, 4, 4}};
+  const Sched scheds[] = {{256, 4, 1, 2}, {64, 4, 1, 1},  {64, 8, 1, 1},   {128, 8, 2, 1}, {128, 16, 2, 1},
+                          {128, 8, 4, 2}, {128, 16, 4, 1}, {256, 16, 4, 1}, {256, 8, 4, 2}, {32, 4, 1, 2},
+                          {32, 8, 1, 1},  {64, 4, 1, 2},   {128, 4, 1, 2},  {256, 16, 8, 2}, {64, 8, 2, 1}};
   struct Shape {
     const char* name;
     int64_t rows, cols;
@@ -678,6 +684,8 @@ TEST(CodegenGpu, DISABLED_MatVecScheduleSweep) {
         s.matvec.unroll = sc.unroll;
         s.programmatic_launch = true;
         if (!DescribeKernel(s, gpu->target).ok()) continue;
+        const char* filter = std::getenv("KILN_SWEEP_FILTER");
+        if (filter != nullptr && s.name.find(filter) == std::string::npos) continue;
         specs.push_back(s);
       }
   Loaded l = Load(gpu, specs);
@@ -717,6 +725,11 @@ TEST(CodegenGpu, DISABLED_MatVecScheduleSweep) {
       cfg.block[d] = static_cast<uint32_t>(k->abi.block[d]);
     }
     cfg.programmatic = true;
+    cfg.shared_bytes = static_cast<uint32_t>(k->abi.dynamic_shared_bytes);
+    if (k->abi.dynamic_shared_bytes > 48 * 1024)
+      ASSERT_TRUE(f->SetMaxDynamicSharedMemory(static_cast<int>(k->abi.dynamic_shared_bytes),
+                                               gpu->ctx->device().max_shared_per_block_optin)
+                      .ok());
     int32_t T = 1;
     auto run = [&](int iters) {
       for (int it = 0; it < iters; ++it) {
@@ -734,7 +747,9 @@ TEST(CodegenGpu, DISABLED_MatVecScheduleSweep) {
     ASSERT_TRUE(e1->Record(*gpu->stream).ok());
     ASSERT_TRUE(e1->Synchronize().ok());
     double us = 1000.0 * *cu::Event::ElapsedMs(*e0, *e1) / iters;
-    std::printf("SWEEP %-34s %8.2f us %6.0f GB/s\n", s.name.c_str(), us, double(wbytes + sbytes) / (us * 1e3));
+    int regs = f->GetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS).value_or(-1);
+    std::printf("SWEEP %-34s %8.2f us %6.0f GB/s regs %d\n", s.name.c_str(), us, double(wbytes + sbytes) / (us * 1e3),
+                regs);
   }
 }
 

@@ -92,3 +92,18 @@ TEST(CodegenPtxas, SchedulesOffDefaultSm90) {
 
 }  // namespace
 }  // namespace kiln::codegen
+
+namespace kiln::codegen {
+namespace {
+// Dev helper: KILN_CODEGEN_DUMP=dir KILN_CODEGEN_DUMP_SM=80 dumps every kernel.
+TEST(CodegenDev, Dump) {
+  const char* dir = std::getenv("KILN_CODEGEN_DUMP");
+  if (dir == nullptr) GTEST_SKIP();
+  const char* sm = std::getenv("KILN_CODEGEN_DUMP_SM");
+  EmitOptions o;
+  o.dump_dir = dir;
+  absl::StatusOr<CompiledModule> m = EmitPtx(AllSpecs(), Sm(sm ? std::atoi(sm) : 90), o);
+  ASSERT_TRUE(m.ok()) << m.status();
+}
+}  // namespace
+}  // namespace kiln::codegen

@@ -87,7 +87,7 @@ CHECK: ld.global.nc.v4.u32
 CHECK-LABEL: .entry mv_bf16(
 CHECK: ld.global.nc.v4.u32
 CHECK-LABEL: .entry mv_f32(
-CHECK: ld.global.nc.v4.u32
+CHECK: ld.global.nc.v4.{{u32|f32}}
 CHECK-LABEL: .entry mv_q6_k(
 CHECK: ld.global.nc.v4.u32
 CHECK: st.shared.v4.u32

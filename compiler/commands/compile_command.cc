@@ -1,0 +1,98 @@
+// kilnc compile: builds the Qwen3 IR of a GGUF and runs the pass pipeline
+// (compiler/pipelines.cc), with the pipeline's debugging aids.
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "compiler/bundle_compiler.h"
+#include "compiler/commands/command_line.h"
+#include "compiler/commands/commands.h"
+#include "compiler/pipelines.h"
+#include "models/qwen3_config.h"
+#include "models/qwen3_graph.h"
+
+ABSL_FLAG(std::string, dump_dir, "", "write D/NNN-<pass>.kir after every pass and D/index.tsv");
+ABSL_FLAG(std::string, stop_after, "", "stop after this pass");
+ABSL_FLAG(bool, print_after_all, false, "print the IR after every pass to stderr");
+ABSL_FLAG(std::string, disable_passes, "", "comma-separated passes to skip");
+ABSL_FLAG(bool, time_passes, false, "print a table of per-pass times to stderr");
+ABSL_FLAG(std::string, target, "sm_90", "GPU target (schedule tables)");
+
+namespace kiln::compiler {
+namespace {
+
+constexpr char kCompileUsage[] = R"(usage: kilnc compile X.gguf [-o X.kiln] [flags]
+
+Builds the model's IR (load, prefill, decode) and runs the passes:
+canonicalize, pack-weights, fuse, select-schedules, plan-buffers. Reads no
+weight data: the bundle binds to the GGUF's tensors by name, type and shape.
+
+  -o, --output F         write the bundle (after lower-to-kernels and codegen)
+  --dump-dir D           write D/000-input.kir, D/001-canonicalize.kir, ...
+                         and D/index.tsv (pass, changed, seconds, op count,
+                         plan-buffers' arena/KV sizes)
+  --stop-after P         stop after pass P (no bundle is written)
+  --print-after-all      print the IR after every pass to stderr
+  --disable-passes a,b   skip these passes
+  --time-passes          print per-pass times to stderr
+  --target sm_90         GPU target for schedule selection (default sm_90)
+)";
+
+}  // namespace
+
+int RunCompile(const std::vector<std::string>& args) {
+  ParsedArgs parsed = ParseArgs("compile", args, kCompileUsage);
+  if (parsed.exit_code) return *parsed.exit_code;
+  const auto start = std::chrono::steady_clock::now();
+  auto file = OpenModel(parsed.positional);
+  if (!file.ok()) return Fail("compile", file.status());
+  auto config = models::ReadQwen3Config(**file);
+  if (!config.ok()) return Fail("compile", config.status());
+  auto module = models::BuildQwen3Module(**file, *config);
+  if (!module.ok()) return Fail("compile", module.status());
+  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  passes::Pipeline pipeline;
+  BuildPipeline(pipeline);
+  passes::PipelineOptions po;
+  po.dump_dir = absl::GetFlag(FLAGS_dump_dir);
+  po.stop_after = absl::GetFlag(FLAGS_stop_after);
+  po.print_after_all = absl::GetFlag(FLAGS_print_after_all);
+  po.time_passes = absl::GetFlag(FLAGS_time_passes);
+  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_disable_passes), ',', absl::SkipEmpty()))
+    po.disabled.insert(std::string(name));
+  const std::string target = absl::GetFlag(FLAGS_target);
+  passes::PassContext context;
+  context.target = target;
+  if (po.time_passes) std::fprintf(stderr, "building the IR: %.6f s\n", build_s);
+  if (absl::Status s = pipeline.Run(**module, context, po); !s.ok()) return Fail("compile", s);
+
+  std::string summary;
+  for (const passes::PassRecord& r : pipeline.records())
+    for (const auto& [k, v] : r.summary) absl::StrAppend(&summary, summary.empty() ? "" : ", ", k, " = ", v);
+  const std::string& last = pipeline.records().empty() ? "input" : pipeline.records().back().pass;
+  std::fprintf(stderr, "compile: %s: %zu passes run, stopped after %s%s%s\n", (*file)->name().c_str(),
+               pipeline.records().size(), last.c_str(), summary.empty() ? "" : "; ", summary.c_str());
+
+  const std::string output = absl::GetFlag(FLAGS_output);
+  if (output.empty() || !po.stop_after.empty()) return 0;
+  // lower-to-kernels, codegen and write-bundle.
+  compiler::BundleOptions bo;
+  bo.target = target;
+  bo.dump_dir = po.dump_dir;
+  auto done = CompileBundle(**module, **file, *config, bo, output);
+  if (!done.ok()) return Fail("compile", done.status());
+  const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr,
+               "compile: wrote %s for %s: %d kernels (%s), launches load %d, prefill %d, decode %d; %.1f s\n",
+               output.c_str(), target.c_str(), done->kernels, done->has_cubin ? "PTX + cubin" : "PTX only",
+               done->load_launches, done->prefill_launches, done->decode_launches, total_s);
+  return 0;
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,411 @@
+#include "compiler/lower/lower_to_kernels.h"
+
+#include <cmath>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/lower/lower_load.h"
+#include "compiler/lower/lowering_context.h"
+#include "ir/printer.h"
+#include "support/status_macros.h"
+
+namespace kiln::compiler {
+namespace {
+
+using codegen::Family;
+using codegen::KernelSpec;
+using ir::Op;
+using ir::Value;
+using runtime::Buffer;
+using runtime::Expr;
+
+// The IO and scratch buffers every plan shares.
+struct Io {
+  uint32_t tokens, position, logits, sampled;
+  uint32_t arena;
+  uint32_t attn_partial = UINT32_MAX, attn_counter = UINT32_MAX, qkv_scratch = UINT32_MAX;
+};
+
+const Op* FindIn(const Op& kernel, ir::OpKind kind, int nth = 0) {
+  for (const auto& op : kernel.region()->ops())
+    if (op->kind() == kind && nth-- == 0) return op.get();
+  return nullptr;
+}
+
+// Copies the schedule dict's fields that exist in the codegen structs.
+void ApplySchedule(const Op& kernel, KernelSpec& s) {
+  const ir::Attribute* a = kernel.attr("schedule");
+  if (a == nullptr || a->kind() != ir::Attribute::Kind::kDict) return;
+  auto get = [&](const char* name, auto& field) {
+    if (const ir::Attribute* f = a->dict().Find(name); f && f->kind() == ir::Attribute::Kind::kInt)
+      field = static_cast<std::remove_reference_t<decltype(field)>>(f->int_value());
+  };
+  get("threads", s.matvec.threads);
+  get("rows_per_block", s.matvec.rows_per_block);
+  get("vector_bytes", s.matvec.vector_bytes);
+  get("k_split", s.matvec.k_split);
+  get("unroll", s.matvec.unroll);
+  get("row_groups", s.matvec.row_groups);
+  get("tile_m", s.gemm.tile_m);
+  get("tile_n", s.gemm.tile_n);
+  get("tile_k", s.gemm.tile_k);
+  get("threads", s.gemm.threads);
+  get("stages", s.gemm.stages);
+  get("tensor_cores", s.gemm.tensor_cores);
+  get("threads", s.attention.threads);
+  get("split_positions", s.attention.split_positions);
+  get("max_splits", s.attention.max_splits);
+  get("query_block", s.attention.query_block);
+  get("key_block", s.attention.key_block);
+  get("threads", s.elementwise.threads);
+}
+
+class StepLowering {
+ public:
+  StepLowering(const ir::Function& f, LoweringContext& ctx, Io& io, const models::Qwen3Config& c,
+               runtime::Plan& plan, bool decode)
+      : f_(f), ctx_(ctx), io_(io), c_(c), plan_(plan), decode_(decode), t_(decode ? ConstExpr(1) : AffineT(1, 0)) {}
+
+  absl::Status Run() {
+    const auto& ops = f_.body().ops();
+    // Arguments are IO; returned values are written straight into IO.
+    where_[f_.body().arg(0)] = {io_.tokens, ConstExpr(0)};
+    where_[f_.body().arg(1)] = {io_.position, ConstExpr(0)};
+    const Op* ret = f_.body().terminator();
+    if (ret == nullptr || ret->num_operands() < 1) return absl::InternalError("no returned logits");
+    for (int i = 0; i < ret->num_operands(); ++i)
+      fixed_[Root(ret->operand(i))] = {i == 0 ? io_.logits : io_.sampled, ConstExpr(0)};
+    for (const auto& op : ops) RETURN_IF_ERROR(Lower(*op));
+    return absl::OkStatus();
+  }
+
+ private:
+  // Reshapes are views: the storage is their root's.
+  const Value* Root(const Value* v) {
+    while (v->kind() == Value::Kind::kResult && v->defining_op()->kind() == ir::OpKind::kReshape)
+      v = v->defining_op()->operand(0);
+    return v;
+  }
+
+  absl::StatusOr<Location> At(const Value* v) {
+    v = Root(v);
+    if (v->is_global()) {
+      ASSIGN_OR_RETURN(uint32_t b, ctx_.RuntimeBuffer(v));
+      return Location{b, ConstExpr(0)};
+    }
+    if (auto it = fixed_.find(v); it != fixed_.end()) return it->second;
+    if (auto it = where_.find(v); it != where_.end()) return it->second;
+    return absl::InternalError(absl::StrCat("value %", v->name(), " has no place"));
+  }
+
+  // The kernel operand feeding region argument `arg`.
+  const Value* Outer(const Op& k, const Value* inner) {
+    return inner->kind() == Value::Kind::kArgument ? k.operand(inner->index()) : inner;
+  }
+
+  LaunchArg Ptr(Location l) { return {LaunchArg::kPointer, std::move(l), {}}; }
+  LaunchArg I32(Expr e) { return {LaunchArg::kI32, {}, std::move(e)}; }
+
+  absl::Status Lower(const Op& op) {
+    switch (op.kind()) {
+      case ir::OpKind::kArena:
+      case ir::OpKind::kReshape:
+      case ir::OpKind::kReturn:
+        return absl::OkStatus();
+      case ir::OpKind::kKernel:
+        break;
+      default:
+        return Unsupported(op, "an op outside every kernel");
+    }
+    // Place the results (plan-buffers' offsets; IO for returned values).
+    if (const ir::Attribute* off = op.attr("offset")) {
+      ASSIGN_OR_RETURN(Expr e, ParseAffine(off->string_value()));
+      if (!fixed_.count(op.result(0))) where_[op.result(0)] = {io_.arena, e};
+    } else if (op.num_results() > 0 && !fixed_.count(op.result(0))) {
+      return absl::InternalError(absl::StrCat("kernel without an offset:\n  ", ir::PrintOpLine(op)));
+    }
+    const ir::Attribute* fam = op.attr("family");
+    const std::string family = fam ? fam->string_value() : "";
+    if (family == "matvec" || family == "gemm") return MatMul(op);
+    if (family == "embed") return Embed(op);
+    if (family == "qk_norm_rope_store") return QkNormRopeStore(op);
+    if (family == "attention_decode" || family == "attention_prefill") return Attention(op);
+    if (family == "argmax") return Argmax(op);
+    return Unsupported(op, absl::StrCat("kernel family '", family, "'"));
+  }
+
+  absl::Status Unsupported(const Op& op, const std::string& what) {
+    return absl::UnimplementedError(
+        absl::StrCat("lower-to-kernels: no GPU kernel for ", what, ":\n  ", ir::PrintOpLine(op)));
+  }
+
+  absl::Status MatMul(const Op& k) {
+    const Op* mm = FindIn(k, ir::OpKind::kMatMul);
+    if (mm == nullptr) return Unsupported(k, "a matmul kernel without a matmul");
+    KernelSpec s;
+    s.family = decode_ ? Family::kMatVec : Family::kGemm;
+    ApplySchedule(k, s);
+    const Value* w = mm->operand(1);
+    ASSIGN_OR_RETURN(s.weight, FormatOf(w->type().dtype));
+    s.rows = w->type().shape[0].value();
+    s.cols = w->type().shape[1].value();
+    ASSIGN_OR_RETURN(Location wl, At(w));
+    Location scales = wl;  // unused pointer parameters get a valid address
+    if (mm->num_operands() == 3) {
+      ASSIGN_OR_RETURN(scales, At(mm->operand(2)));
+    }
+    const Value* x = mm->operand(0);
+    Location norm_w = wl;
+    if (const Op* norm = FindIn(k, ir::OpKind::kRmsNorm); norm && norm->result() == x) {
+      s.prologue = codegen::Prologue::kRmsNorm;
+      s.eps = norm->GetFloat("eps");
+      ASSIGN_OR_RETURN(norm_w, At(norm->operand(1)));
+      x = norm->operand(0);
+    }
+    ASSIGN_OR_RETURN(Location xl, At(Outer(k, x)));
+    ASSIGN_OR_RETURN(Location out, At(k.result(0)));
+    if (const Op* add = FindIn(k, ir::OpKind::kAdd)) {
+      s.epilogue = codegen::Epilogue::kAddInPlace;
+      const Value* resid = Outer(k, add->operand(0) == mm->result() ? add->operand(1) : add->operand(0));
+      ASSIGN_OR_RETURN(Location rl, At(resid));
+      if (rl.buffer != out.buffer || rl.offset.SerializeAsString() != out.offset.SerializeAsString())
+        return absl::InternalError(absl::StrCat("residual add not in place:\n  ", ir::PrintOpLine(k)));
+    } else if (const Op* sw = FindIn(k, ir::OpKind::kSwiglu)) {
+      s.epilogue = codegen::Epilogue::kSiluMulPairs;
+      s.pair_group = static_cast<int>(sw->GetInt("group"));
+    } else if (FindIn(k, ir::OpKind::kMul) || FindIn(k, ir::OpKind::kSilu)) {
+      return Unsupported(k, "a silu*mul epilogue with a separate gate (codegen has no kSiluMulWith yet)");
+    }
+    if (decode_) s.matvec.max_tokens = 1;
+    return ctx_.Launch(plan_, s, {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(t_)}, t_);
+  }
+
+  absl::Status Embed(const Op& k) {
+    const Op* e = FindIn(k, ir::OpKind::kEmbed);
+    KernelSpec s;
+    s.family = Family::kEmbed;
+    ApplySchedule(k, s);
+    const Value* table = e->operand(0);
+    ASSIGN_OR_RETURN(s.weight, FormatOf(table->type().dtype));
+    s.rows = table->type().shape[0].value();
+    s.cols = table->type().shape[1].value();
+    ASSIGN_OR_RETURN(Location tl, At(table));
+    ASSIGN_OR_RETURN(Location ids, At(Outer(k, e->operand(1))));
+    ASSIGN_OR_RETURN(Location out, At(k.result(0)));
+    return ctx_.Launch(plan_, s, {Ptr(tl), Ptr(ids), Ptr(out), I32(t_)}, t_);
+  }
+
+  absl::Status QkNormRopeStore(const Op& k) {
+    const Op* store = FindIn(k, ir::OpKind::kKvStore);
+    const Op* qnorm = FindIn(k, ir::OpKind::kRmsNorm, 0);
+    const Op* knorm = FindIn(k, ir::OpKind::kRmsNorm, 1);
+    const Op* rope = FindIn(k, ir::OpKind::kRope);
+    if (!store || !qnorm || !knorm || !rope) return Unsupported(k, "this q/k-norm + rope + store group");
+    KernelSpec s;
+    s.family = Family::kQkNormRopeStore;
+    ApplySchedule(k, s);
+    s.n_head = c_.n_head;
+    s.n_head_kv = c_.n_head_kv;
+    s.head_dim = c_.head_dim;
+    s.eps = qnorm->GetFloat("eps");
+    s.rope_base = rope->GetFloat("base");
+    if (rope->GetFloat("freq_scale", 1.0f) != 1.0f || rope->GetFloat("ext_factor", 0.0f) != 0.0f)
+      return Unsupported(k, "scaled RoPE (linear/YaRN) on the GPU");
+    s.kv_f16 = store->operand(2)->type().dtype == ir::DType::kF16;
+    // Which norm is q's: the one whose weight feeds the rotated q that is yielded.
+    const Value* qn_w = qnorm->operand(1);
+    const Value* kn_w = knorm->operand(1);
+    if (absl::StrContains(kn_w->name(), "attn_q_norm")) std::swap(qn_w, kn_w);
+    // The qkv input: one packed operand, or q/k/v assembled into scratch.
+    Location qkv;
+    const Value* pos = nullptr;
+    std::vector<const Value*> parts;
+    for (int i = 0; i < k.num_operands(); ++i) {
+      const Value* v = k.operand(i);
+      if (v->type().dtype == ir::DType::kI32) pos = v;
+      else parts.push_back(v);
+    }
+    if (parts.size() == 1) {
+      ASSIGN_OR_RETURN(qkv, At(parts[0]));
+    } else if (parts.size() == 3) {
+      ASSIGN_OR_RETURN(qkv, AssembleQkv(k, parts));
+    } else {
+      return Unsupported(k, "a q/k/v input split this way");
+    }
+    ASSIGN_OR_RETURN(Location posl, At(pos));
+    ASSIGN_OR_RETURN(Location qn, At(qn_w));
+    ASSIGN_OR_RETURN(Location kn, At(kn_w));
+    ASSIGN_OR_RETURN(Location kc, At(store->operand(2)));
+    ASSIGN_OR_RETURN(Location vc, At(store->operand(3)));
+    ASSIGN_OR_RETURN(Location out, At(k.result(0)));
+    return ctx_.Launch(plan_, s, {Ptr(qkv), Ptr(qn), Ptr(kn), Ptr(posl), Ptr(kc), Ptr(vc), Ptr(out), I32(t_)},
+                       t_);
+  }
+
+  // q [T, q_dim], k and v [T, kv_dim] (in either operand order, told apart
+  // by width and by the kv_store's v operand) copied into [T, q+2kv] rows,
+  // viewing every tensor as rows of kv_dim floats.
+  absl::StatusOr<Location> AssembleQkv(const Op& k, const std::vector<const Value*>& parts) {
+    const int64_t g = c_.n_head / c_.n_head_kv, per_token = g + 2;
+    if (io_.qkv_scratch == UINT32_MAX) {
+      Expr bytes = AffineT(per_token * c_.kv_dim() * 4, 0);
+      io_.qkv_scratch = ctx_.AddBuffer("qkv_scratch", Buffer::ACTIVATION, bytes);
+    }
+    const Op* store = FindIn(k, ir::OpKind::kKvStore);
+    const Value* v_inner = store->operand(1);
+    const Value* v = Outer(k, v_inner);
+    for (const Value* p : parts) {
+      int64_t width = p->type().shape.back().value();
+      int64_t row0 = width == c_.q_dim() ? 0 : (Root(p) == Root(v) ? g + 1 : g);
+      int64_t group = width / c_.kv_dim();
+      ASSIGN_OR_RETURN(Location src, At(p));
+      KernelSpec s;
+      s.family = Family::kCopyRows;
+      s.row_bytes = c_.kv_dim() * 4;
+      Expr rows = decode_ ? ConstExpr(group) : AffineT(group, 0);
+      RETURN_IF_ERROR(ctx_.Launch(plan_, s,
+                                  {Ptr(src), Ptr({io_.qkv_scratch, ConstExpr(0)}), I32(rows), I32(ConstExpr(row0)),
+                                   I32(ConstExpr(group)), I32(ConstExpr(per_token))},
+                                  t_, 0, &rows));
+    }
+    return Location{io_.qkv_scratch, ConstExpr(0)};
+  }
+
+  absl::Status Attention(const Op& k) {
+    const Op* a = FindIn(k, ir::OpKind::kAttention);
+    KernelSpec s;
+    s.family = decode_ ? Family::kAttentionDecode : Family::kAttentionPrefill;
+    ApplySchedule(k, s);
+    s.n_head = c_.n_head;
+    s.n_head_kv = c_.n_head_kv;
+    s.head_dim = c_.head_dim;
+    s.attn_scale = a->GetFloat("scale");
+    s.kv_f16 = a->operand(1)->type().dtype == ir::DType::kF16;
+    ASSIGN_OR_RETURN(Location q, At(Outer(k, a->operand(0))));
+    ASSIGN_OR_RETURN(Location kc, At(a->operand(1)));
+    ASSIGN_OR_RETURN(Location vc, At(a->operand(2)));
+    ASSIGN_OR_RETURN(Location pos, At(Outer(k, a->operand(3))));
+    ASSIGN_OR_RETURN(Location out, At(k.result(0)));
+    if (!decode_) return ctx_.Launch(plan_, s, {Ptr(q), Ptr(kc), Ptr(vc), Ptr(pos), Ptr(out), I32(t_)}, t_);
+    if (static_cast<int64_t>(s.attention.max_splits) * s.attention.split_positions < c_.context_length)
+      return absl::InternalError(absl::StrCat("attention_decode covers ", s.attention.max_splits, " x ",
+                                              s.attention.split_positions, " positions, less than the context ",
+                                              c_.context_length));
+    const int64_t g = c_.n_head / c_.n_head_kv;
+    if (io_.attn_partial == UINT32_MAX) {
+      io_.attn_partial = ctx_.AddBuffer(
+          "attn_partial", Buffer::ACTIVATION,
+          ConstExpr(4 * c_.n_head_kv * s.attention.max_splits * g * (c_.head_dim + 2)));
+      io_.attn_counter = ctx_.AddBuffer("attn_counter", Buffer::ACTIVATION, ConstExpr(4 * c_.n_head_kv));
+    }
+    return ctx_.Launch(plan_, s,
+                       {Ptr(q), Ptr(kc), Ptr(vc), Ptr(pos), Ptr(out), Ptr({io_.attn_partial, ConstExpr(0)}),
+                        Ptr({io_.attn_counter, ConstExpr(0)})},
+                       t_);
+  }
+
+  absl::Status Argmax(const Op& k) {
+    const Op* a = FindIn(k, ir::OpKind::kArgmax);
+    KernelSpec s;
+    s.family = Family::kArgmax;
+    ApplySchedule(k, s);
+    const ir::TensorType& t = a->operand(0)->type();
+    s.rows = 1;
+    s.cols = t.shape.back().value();
+    ASSIGN_OR_RETURN(Location in, At(Outer(k, a->operand(0))));
+    ASSIGN_OR_RETURN(Location out, At(k.result(0)));
+    return ctx_.Launch(plan_, s, {Ptr(in), Ptr(out), I32(ConstExpr(s.cols))}, t_);
+  }
+
+  const ir::Function& f_;
+  LoweringContext& ctx_;
+  Io& io_;
+  const models::Qwen3Config& c_;
+  runtime::Plan& plan_;
+  bool decode_;
+  Expr t_;
+  absl::flat_hash_map<const Value*, Location> where_, fixed_;
+};
+
+absl::StatusOr<Expr> ArenaBytes(const ir::Function& f) {
+  for (const auto& op : f.body().ops())
+    if (op->kind() == ir::OpKind::kArena) return ParseAffine(op->attr("bytes")->string_value());
+  return absl::InternalError(absl::StrCat("function @", f.name(), " has no arena (run plan-buffers)"));
+}
+
+void FillConfig(const models::Qwen3Config& c, runtime::ModelConfig& m) {
+  m.set_architecture("qwen3");
+  m.set_n_layer(c.n_layer);
+  m.set_n_embd(c.n_embd);
+  m.set_n_ff(c.n_ff);
+  m.set_n_head(c.n_head);
+  m.set_n_head_kv(c.n_head_kv);
+  m.set_head_dim(c.head_dim);
+  m.set_n_vocab(c.n_vocab);
+  m.set_context_length(c.context_length);
+  m.set_rms_eps(c.rms_eps);
+  m.set_rope_base(c.rope_base);
+  m.set_tied_embeddings(c.tied_embeddings);
+}
+
+void FillTokenizer(const tokenizer::Vocab& v, runtime::Tokenizer& t) {
+  t.set_model(v.model);
+  t.set_pre(v.pre);
+  for (const std::string& s : v.tokens) t.add_tokens(s);
+  for (tokenizer::TokenType x : v.token_types) t.add_token_types(static_cast<int32_t>(x));
+  for (const std::string& s : v.merges) t.add_merges(s);
+  t.set_bos_id(v.bos_id);
+  t.set_eos_id(v.eos_id);
+  t.set_pad_id(v.pad_id);
+  t.set_add_bos(v.add_bos);
+  t.set_chat_template(v.chat_template);
+}
+
+}  // namespace
+
+absl::StatusOr<LoweredModel> LowerToKernels(const ir::Module& module, const gguf::GgufFile& file,
+                                            const models::Qwen3Config& config, const tokenizer::Vocab& vocab,
+                                            const LowerOptions& options) {
+  const ir::Function* load = module.FindFunction("load");
+  const ir::Function* prefill = module.FindFunction("prefill");
+  const ir::Function* decode = module.FindFunction("decode");
+  if (!load || !prefill || !decode) return absl::InternalError("module lacks load, prefill or decode");
+  LoweringContext ctx(module, file, options.target);
+  runtime::Manifest& m = ctx.manifest();
+  m.set_format_version(1);
+  m.set_producer("kilnc");
+  m.set_target(options.target.Name());
+  FillConfig(config, *m.mutable_config());
+  FillTokenizer(vocab, *m.mutable_tokenizer());
+
+  const int64_t T = options.max_prefill_tokens;
+  Io io;
+  io.tokens = ctx.AddBuffer("tokens", Buffer::IO, ConstExpr(4 * T));
+  io.position = ctx.AddBuffer("position", Buffer::IO, ConstExpr(4));
+  io.logits = ctx.AddBuffer("logits", Buffer::IO, ConstExpr(4 * T * config.n_vocab));
+  io.sampled = ctx.AddBuffer("sampled", Buffer::IO, ConstExpr(4));
+  ASSIGN_OR_RETURN(Expr prefill_arena, ArenaBytes(*prefill));
+  ASSIGN_OR_RETURN(Expr decode_arena, ArenaBytes(*decode));
+  // One arena for both: a*T + max(b, decode's size) bounds both for T >= 1.
+  Expr arena = prefill_arena;
+  arena.set_constant(std::max(prefill_arena.constant(), decode_arena.constant() + decode_arena.t()));
+  io.arena = ctx.AddBuffer("arena", Buffer::ACTIVATION, arena);
+  m.set_tokens_buffer(io.tokens);
+  m.set_position_buffer(io.position);
+  m.set_logits_buffer(io.logits);
+  m.set_sampled_buffer(io.sampled);
+
+  m.mutable_prefill()->set_max_tokens(T);
+  RETURN_IF_ERROR(StepLowering(*prefill, ctx, io, config, *m.mutable_prefill(), false).Run());
+  m.mutable_decode()->set_max_tokens(1);
+  RETURN_IF_ERROR(StepLowering(*decode, ctx, io, config, *m.mutable_decode(), true).Run());
+  RETURN_IF_ERROR(LowerLoad(*load, ctx, *m.mutable_load()));
+
+  LoweredModel out;
+  out.manifest = std::move(m);
+  out.kernels = std::move(ctx.kernels());
+  return out;
+}
+
+}  // namespace kiln::compiler
