@@ -3,12 +3,14 @@
 # (made by tools/stage_gpu.sh) beside it: unpack the binaries, check they
 # start, run every CTest test labelled `gpu`, then the benchmark table.
 # Logs go to the folder given as $1 (default $OUT).
-# usage: tools/gpu_check.sh [LOGDIR] [ctest -R regex]
+# usage: tools/gpu_check.sh [LOGDIR] [extra ctest arguments, e.g. -E deep]
 set -uo pipefail
 LOG=${1:-${OUT:-/tmp/kiln-gpu-logs}}
-FILTER=${2:-}
+shift || true
 mkdir -p "$LOG"
 export KILN_GPU_ROOT=$PWD
+# The Qwen3 vocabulary for synthesizing real-shaped models (carried third_party/).
+export KILN_TOKENIZER=$PWD/third_party/tokenizer-qwen3/models/tokenizer.json
 PKG=/tmp/kiln-gpu/pkg
 rm -rf /tmp/kiln-gpu && mkdir -p /tmp/kiln-gpu && tar -C /tmp/kiln-gpu -xzf .gpu/pkg.tar.gz
 BIN=$PKG/bin
@@ -19,4 +21,4 @@ BIN=$PKG/bin
   "$BIN/kiln" devices
 } 2>&1 | tee "$LOG/machine.txt"
 
-(cd "$PKG" && ctest -L gpu ${FILTER:+-R "$FILTER"} --output-on-failure --timeout 900 -j1) 2>&1 | tee "$LOG/gpu-tests.log"
+(cd "$PKG" && ctest -L gpu --output-on-failure --timeout 900 -j1 "$@") 2>&1 | tee "$LOG/gpu-tests.log"
