@@ -14,6 +14,7 @@ export KILN_TOKENIZER=$PWD/third_party/tokenizer-qwen3/models/tokenizer.json
 PKG=/tmp/kiln-gpu/pkg
 rm -rf /tmp/kiln-gpu && mkdir -p /tmp/kiln-gpu && tar -C /tmp/kiln-gpu -xzf .gpu/pkg.tar.gz
 BIN=$PKG/bin
+export KILN_BIN_DIR=$BIN
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv

@@ -32,7 +32,7 @@ for t in json.load(open(os.path.join(stage, 'tests.json')))['tests']:
     # host ($KILN_GPU_ROOT); the build tree is replaced by the staged bin/.
     env = [e.replace(src, '$ENV{KILN_GPU_ROOT}') for e in props.get('ENVIRONMENT', [])
            if build not in e and not e.startswith('KILN_BIN_DIR=')]
-    env.append('KILN_BIN_DIR=${CMAKE_CURRENT_LIST_DIR}/bin')
+    # KILN_BIN_DIR comes from tools/gpu_check.sh's environment.
     lines.append('set_tests_properties(%s PROPERTIES LABELS "gpu" ENVIRONMENT "%s")' % (t['name'], ';'.join(env)))
 open(os.path.join(stage, 'pkg', 'CTestTestfile.cmake'), 'w').write('\n'.join(lines) + '\n')
 PY

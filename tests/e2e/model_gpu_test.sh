@@ -6,11 +6,12 @@
 # usage: model_gpu_test.sh PRESET TYPE PROMPT_TOKENS BOUND
 set -euo pipefail
 PRESET=$1 TYPE=$2 NPROMPT=$3 BOUND=$4
-BIN=${KILN_BIN_DIR:?set KILN_BIN_DIR to the folder with kilnc and kiln}
 HERE=$(cd "$(dirname "$0")" && pwd)
+BIN=${KILN_BIN_DIR:-$HERE}  # staged GPU runs keep the binaries beside this script
+[ -x "$BIN/kilnc" ] && [ -x "$BIN/kiln" ] || { echo "no kilnc/kiln in $BIN (set KILN_BIN_DIR)"; exit 1; }
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-"$BIN/kilnc" synth --preset "$PRESET" --type "$TYPE" --seed 7 -o "$W/m.gguf" 2>/dev/null
+"$BIN/kilnc" synth --preset "$PRESET" --type "$TYPE" --seed 7 -o "$W/m.gguf"
 "$BIN/kilnc" compile "$W/m.gguf" -o "$W/m.kiln" >/dev/null
 TOKENS=$(python3 -c "import random; r=random.Random(3); print(','.join(str(r.randrange(0, 500)) for _ in range($NPROMPT)))")
 CTX=$((NPROMPT + 40))
