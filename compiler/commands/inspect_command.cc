@@ -2,20 +2,25 @@
 #include <cstdio>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "compiler/bundle_writer.h"
 #include "compiler/commands/command_line.h"
 #include "compiler/commands/commands.h"
 #include "models/qwen3_config.h"
+#include "runtime/bundle/bundle_reader.h"
 
 namespace kiln::compiler {
 namespace {
 
-constexpr char kInspectUsage[] = R"(usage: kilnc inspect X.gguf
+constexpr char kInspectUsage[] = R"(usage: kilnc inspect X.gguf | X.kiln
 
-Prints the file's header, metadata, tensor table, the derived Qwen3 config,
-and the weight bytes a decoded token reads.
+For a GGUF: the file's header, metadata, tensor table, the derived Qwen3
+config, and the weight bytes a decoded token reads. For a bundle: the
+validated manifest as text (buffers, kernels, launch plans with their
+expressions; the tokenizer's lists as counts).
 )";
 
 void PrintGguf(const gguf::GgufFile& f) {
@@ -42,6 +47,12 @@ void PrintGguf(const gguf::GgufFile& f) {
 int RunInspect(const std::vector<std::string>& args) {
   ParsedArgs parsed = ParseArgs("inspect", args, kInspectUsage);
   if (parsed.exit_code) return *parsed.exit_code;
+  if (!parsed.positional.empty() && absl::EndsWith(parsed.positional.front(), ".kiln")) {
+    auto bundle = runtime::Bundle::Open(parsed.positional.front());
+    if (!bundle.ok()) return Fail("inspect", bundle.status());
+    std::fputs(ManifestToText((*bundle)->manifest()).c_str(), stdout);
+    return 0;
+  }
   auto file = OpenModel(parsed.positional);
   if (!file.ok()) return Fail("inspect", file.status());
   PrintGguf(**file);

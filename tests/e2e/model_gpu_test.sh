@@ -13,7 +13,7 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 "$BIN/kilnc" synth --preset "$PRESET" --type "$TYPE" --seed 7 -o "$W/m.gguf"
 "$BIN/kilnc" compile "$W/m.gguf" -o "$W/m.kiln" >/dev/null
-TOKENS=$(python3 -c "import random; r=random.Random(3); print(','.join(str(r.randrange(0, 500)) for _ in range($NPROMPT)))")
+TOKENS=$(python3 -c "import random; r=random.Random(3); print(','.join(str(r.randrange(0, 300)) for _ in range($NPROMPT)))")
 CTX=$((NPROMPT + 40))
 "$BIN/kiln" run -b "$W/m.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX \
   --dump-logits "$W/gpu.npy" > "$W/gpu.txt"
