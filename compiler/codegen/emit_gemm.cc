@@ -320,6 +320,11 @@ void GemmEmitter::Epilogue() {
       Value* o = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(t, kb_.I64()), kb_.I64c(spec_.rows)), b_.CreateZExt(m, kb_.I64()));
       Value* ptr = kb_.Gep(out, b_.CreateShl(o, kb_.I64c(2)));
       if (spec_.epilogue == Epilogue::kAddInPlace) v = b_.CreateFAdd(kb_.Load(kb_.F32(), ptr, 4), v);
+      if (spec_.epilogue == Epilogue::kSiluMulWith) {
+        Value* g = kb_.Load(kb_.F32(), kb_.Gep(kb_.Param("extra"), b_.CreateShl(o, kb_.I64c(2))), 4);
+        Value* e = kb_.Ex2(b_.CreateFMul(g, kb_.F32c(-1.4426950408889634f)));
+        v = b_.CreateFMul(b_.CreateFDiv(g, b_.CreateFAdd(kb_.F32c(1.0f), e)), v);
+      }
       kb_.Store(v, ptr, 4);
     });
   });

@@ -22,6 +22,8 @@
 // and x^2 summed as the chunk is staged (each column once per block); the
 // final sum is scaled by 1/sqrt(mean(x^2) + eps) before the epilogue, since
 // sum_k W (x r w) = r * sum_k W (x w).
+#include <functional>
+
 #include "absl/status/status.h"
 #include "compiler/codegen/emitters.h"
 #include "compiler/codegen/kernel_plans.h"
@@ -41,8 +43,9 @@ class MatVecEmitter {
   absl::Status Emit();
 
  private:
-  // Loads, decodes and accumulates pieces[u] (clamped piece indices) for all
-  // rows of the group; `active[u]` masks tail pieces (nullptr: all active).
+  // LoadDirect issues the weight loads of pieces[u] (clamped piece indices)
+  // for every row of the group; ComputeDirect decodes and accumulates them,
+  // `active[u]` masking tail pieces (nullptr: all active).
   std::vector<std::vector<std::vector<Value*>>> LoadDirect(const std::vector<Value*>& pieces);
   void ComputeDirect(const std::vector<Value*>& pieces, const std::vector<Value*>& active,
                      const std::vector<std::vector<std::vector<Value*>>>& raw);
@@ -51,8 +54,10 @@ class MatVecEmitter {
   void StageActivations(Value* first_piece, Value* n_pieces);
   // Shared-memory address of staged column `col` of token t.
   Value* StagedX(int t, Value* col);
-  // Adds one piece's contribution given its decoded segments per row.
-  void Accumulate(const std::vector<std::vector<Segment>>& segs, Value* active);
+  // Adds one piece's contribution: the activations of its columns are read
+  // once, then each row is decoded (decode(r)) right before its FMAs, so
+  // only one row's weights are live at a time.
+  void Accumulate(const std::function<std::vector<Segment>(int)>& decode, Value* active);
   void ReduceAndStore();
   Value* Silu(Value* z);
 
@@ -151,6 +156,9 @@ absl::Status MatVecEmitter::Emit() {
     if (plan_.fmt.staged) {
       for (int u = 0; u < U; ++u) ProcessStaged(pieces[u], nullptr, b_.CreateSub(pieces[u], lane_));
     } else {
+      for (auto& per_row : raw)
+        for (auto& words : per_row)
+          for (Value*& w : words) w = kb_.Opaque(w);
       ComputeDirect(pieces, active, raw);
     }
     kb_.Barrier();  // the chunk is restaged next
@@ -194,10 +202,10 @@ void MatVecEmitter::ComputeDirect(const std::vector<Value*>& pieces, const std::
                                   const std::vector<std::vector<std::vector<Value*>>>& raw) {
   const int R = plan_.rows_per_group;
   for (size_t u = 0; u < pieces.size(); ++u) {
-    std::vector<std::vector<Segment>> segs(R);
-    for (int r = 0; r < R; ++r) segs[r] = dec_.Decode(kb_, {rowptr_[r], scale_row_[r], pieces[u]}, raw[u][r]);
-    Accumulate(segs, active[u]);
+    Accumulate([&](int r) { return dec_.Decode(kb_, {rowptr_[r], scale_row_[r], pieces[u]}, raw[u][r]); },
+               active[u]);
   }
+  (void)R;
 }
 
 void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
@@ -265,42 +273,51 @@ void MatVecEmitter::ProcessStaged(Value* piece, Value* active, Value* warp_first
     misalign.push_back(o);
   }
   kb_.SyncWarp();
-  std::vector<std::vector<Segment>> segs(R);
-  for (int r = 0; r < R; ++r) {
-    Value* buf = bufs[r];
-    Value* o = misalign[r];
-    U16Reader reader = [&, buf, o, block0](Value* block, Value* byte_offset) -> Value* {
-      Value* off = b_.CreateAdd(o, b_.CreateAdd(b_.CreateMul(b_.CreateSub(block, block0), kb_.I32c(g.block_bytes)),
-                                                byte_offset));
-      return kb_.Load(kb_.I16(), kb_.Gep(buf, off), 2);
-    };
-    PieceRef ref{rowptr_[r], scale_row_[r], piece};
-    std::vector<Value*> raw = dec_.Load(kb_, ref, &reader);
-    segs[r] = dec_.Decode(kb_, ref, raw);
-  }
-  Accumulate(segs, active);
+  Accumulate(
+      [&](int r) {
+        Value* buf = bufs[r];
+        Value* o = misalign[r];
+        U16Reader reader = [&, buf, o, block0](Value* block, Value* byte_offset) -> Value* {
+          Value* off = b_.CreateAdd(
+              o, b_.CreateAdd(b_.CreateMul(b_.CreateSub(block, block0), kb_.I32c(g.block_bytes)), byte_offset));
+          return kb_.Load(kb_.I16(), kb_.Gep(buf, off), 2);
+        };
+        PieceRef ref{rowptr_[r], scale_row_[r], piece};
+        std::vector<Value*> raw = dec_.Load(kb_, ref, &reader);
+        return dec_.Decode(kb_, ref, raw);
+      },
+      active);
   kb_.SyncWarp();  // the buffers are refilled next
 }
 
-void MatVecEmitter::Accumulate(const std::vector<std::vector<Segment>>& segs, Value* active) {
+void MatVecEmitter::Accumulate(const std::function<std::vector<Segment>(int)>& decode, Value* active) {
   const int R = plan_.rows_per_group, TT = plan_.tokens;
-  std::vector<std::vector<Value*>> contrib(R, std::vector<Value*>(TT, nullptr));
-  for (size_t si = 0; si < segs[0].size(); ++si) {
-    const std::vector<Quad>& quads = segs[0][si].quads;
-    bool need_sum = segs[0][si].NeedsSum();
-    // Activations of this segment's columns, per token, from the staged chunk.
-    std::vector<std::vector<std::vector<Value*>>> xv(TT);
-    std::vector<Value*> sum(TT, nullptr);
-    for (int t = 0; t < TT; ++t) {
-      for (size_t qi = 0; qi < quads.size(); ++qi) {
-        std::vector<Value*> x = kb_.Load4xF32(StagedX(t, b_.CreateSub(quads[qi].col, chunk_col0_)));
-        if (need_sum)
-          for (int i = 0; i < 4; ++i) sum[t] = sum[t] == nullptr ? x[i] : b_.CreateFAdd(sum[t], x[i]);
-        xv[t].push_back(x);
-      }
+  std::vector<Segment> segs0 = decode(0);
+  // Activations of the piece's columns, per segment and token, from the
+  // staged chunk, and their sums where a segment needs them. One token:
+  // read once for all rows. Several: re-read per row (cheap shared-memory
+  // loads), so tokens x piece columns of them are never live at once.
+  const size_t S = segs0.size();
+  std::vector<std::vector<std::vector<std::vector<Value*>>>> xv(S, std::vector<std::vector<std::vector<Value*>>>(TT));
+  std::vector<std::vector<Value*>> sum(S, std::vector<Value*>(TT, nullptr));
+  auto load_x = [&](size_t si, int t) {
+    bool need_sum = segs0[si].NeedsSum();
+    xv[si][t].clear();
+    sum[si][t] = nullptr;
+    for (const Quad& q : segs0[si].quads) {
+      std::vector<Value*> x = kb_.Load4xF32(StagedX(t, b_.CreateSub(q.col, chunk_col0_)));
+      if (need_sum)
+        for (int i = 0; i < 4; ++i) sum[si][t] = sum[si][t] == nullptr ? x[i] : b_.CreateFAdd(sum[si][t], x[i]);
+      xv[si][t].push_back(x);
     }
-    for (int r = 0; r < R; ++r) {
-      const Segment& s = segs[r][si];
+  };
+  if (TT == 1)
+    for (size_t si = 0; si < S; ++si) load_x(si, 0);
+  for (int r = 0; r < R; ++r) {
+    std::vector<Segment> segs = r == 0 ? segs0 : decode(r);
+    std::vector<Value*> contrib(TT, nullptr);
+    for (size_t si = 0; si < S; ++si) {
+      const Segment& s = segs[si];
       // sum(w x) = a * sum(f x) + b * sum(x)  (weight_decoder.h)
       Value* a = s.scale == nullptr ? (s.inv_c1 == 1.0f ? nullptr : kb_.F32c(s.inv_c1))
                                     : (s.inv_c1 == 1.0f ? s.scale : b_.CreateFMul(s.scale, kb_.F32c(s.inv_c1)));
@@ -309,19 +326,19 @@ void MatVecEmitter::Accumulate(const std::vector<std::vector<Segment>>& segs, Va
       if (k != 0.0f) bb = s.scale == nullptr ? kb_.F32c(k) : b_.CreateFMul(s.scale, kb_.F32c(k));
       if (s.offset != nullptr) bb = bb == nullptr ? s.offset : b_.CreateFAdd(bb, s.offset);
       for (int t = 0; t < TT; ++t) {
+        if (TT > 1) load_x(si, t);
         Value* f = nullptr;
         for (size_t qi = 0; qi < s.quads.size(); ++qi)
           for (int i = 0; i < 4; ++i)
-            f = f == nullptr ? b_.CreateFMul(s.quads[qi].f[i], xv[t][qi][i]) : kb_.Fma(s.quads[qi].f[i], xv[t][qi][i], f);
+            f = f == nullptr ? b_.CreateFMul(s.quads[qi].f[i], xv[si][t][qi][i])
+                             : kb_.Fma(s.quads[qi].f[i], xv[si][t][qi][i], f);
         Value* c = a == nullptr ? f : b_.CreateFMul(a, f);
-        if (bb != nullptr) c = kb_.Fma(bb, sum[t], c);
-        contrib[r][t] = contrib[r][t] == nullptr ? c : b_.CreateFAdd(contrib[r][t], c);
+        if (bb != nullptr) c = kb_.Fma(bb, sum[si][t], c);
+        contrib[t] = contrib[t] == nullptr ? c : b_.CreateFAdd(contrib[t], c);
       }
     }
-  }
-  for (int r = 0; r < R; ++r) {
     for (int t = 0; t < TT; ++t) {
-      Value* c = contrib[r][t];
+      Value* c = contrib[t];
       if (active != nullptr) c = b_.CreateSelect(active, c, kb_.F32c(0.0f));
       kb_.Set(acc_[r][t], b_.CreateFAdd(kb_.Get(acc_[r][t]), c));
     }
@@ -419,6 +436,9 @@ void MatVecEmitter::ReduceAndStore() {
       Value* ptr = kb_.Gep(out, b_.CreateShl(idx, kb_.I64c(2)));
       if (spec_.epilogue == Epilogue::kStore) {
         kb_.Store(v, ptr, 4);
+      } else if (spec_.epilogue == Epilogue::kSiluMulWith) {
+        Value* g = kb_.Load(kb_.F32(), kb_.Gep(kb_.Param("extra"), b_.CreateShl(idx, kb_.I64c(2))), 4);
+        kb_.Store(b_.CreateFMul(Silu(g), v), ptr, 4);
       } else if (plan_.k_split > 1) {
         kb_.AtomicAddF32(ptr, v);
       } else {

@@ -329,8 +329,8 @@ MatVecPlan PlanMatVec(const KernelSpec& spec) {
   }
   p.shared_bytes = off;
   int64_t split_pieces = p.pieces / std::max(1, p.k_split);
-  p.chunk_pieces = std::min<int64_t>(split_pieces, int64_t{p.group_threads} * p.unroll);
-  p.chunk_cols = p.chunk_pieces * p.fmt.piece_weights;
+  p.chunk_pieces = int64_t{p.group_threads} * p.unroll;
+  p.chunk_cols = std::min(p.chunk_pieces, split_pieces) * p.fmt.piece_weights;
   p.x_token_stride = (p.chunk_cols * 4 + p.chunk_cols / p.fmt.window * 16 + 15) / 16 * 16;
   p.x_bytes = p.x_token_stride * p.tokens;
   return p;
@@ -490,6 +490,7 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       ptr("norm_w");
       ptr("out");
       i32("T");
+      if (spec.epilogue == Epilogue::kSiluMulWith) ptr("extra");  // f32 [T, rows], the gate
       if (spec.family == Family::kMatVec) {
         MatVecPlan p = PlanMatVec(spec);
         abi.block = {p.threads, 1, 1};

@@ -288,6 +288,16 @@ Value* KernelBuilder::AndOr(Value* a, uint32_t mask, Value* c) {
   return Lop3(a, I32c(mask), c, (0xF0 & 0xCC) | 0xAA);
 }
 
+Value* KernelBuilder::Opaque(Value* v) {
+  bool wide = v->getType()->isIntegerTy(32) || v->getType()->isFloatTy();
+  llvm::Type* ty = v->getType();
+  auto* fty = llvm::FunctionType::get(ty, {ty}, false);
+  const char* text = wide ? "mov.b32 $0, $1;" : "mov.b16 $0, $1;";
+  const char* cons = ty->isFloatTy() ? "=f,f" : wide ? "=r,r" : "=h,h";
+  auto* asm_fn = llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true);
+  return b_.CreateCall(fty, asm_fn, {v});
+}
+
 void KernelBuilder::AsmVoid(const std::string& text) {
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {}, false);
   auto* asm_fn = llvm::InlineAsm::get(fty, text, "~{memory}", /*hasSideEffects=*/true);

@@ -118,6 +118,10 @@ class KernelBuilder {
   // (a & mask) | c, as one lop3.
   llvm::Value* AndOr(llvm::Value* a, uint32_t mask, llvm::Value* c);
 
+  // An opaque copy (a side-effecting mov): pins computation on `v` below the
+  // preceding barrier. Without it LLVM hoisted a whole piece's dequantization
+  // above the activation staging, keeping hundreds of values live.
+  llvm::Value* Opaque(llvm::Value* v);
   // Inline PTX with no outputs (side effects, memory clobber).
   void AsmVoid(const std::string& text);
   // griddepcontrol, only when the target and the spec ask for it.

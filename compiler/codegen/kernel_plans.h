@@ -42,8 +42,8 @@ struct MatVecPlan {
   int stage_windows = 0;
   int64_t stage_offset = 0, stage_bytes = 0;
   int64_t shared_bytes = 0;  // static
-  int64_t chunk_pieces = 0;  // pieces per iteration (group_threads * unroll, at most the split's)
-  int64_t chunk_cols = 0;
+  int64_t chunk_pieces = 0;  // pieces per iteration: group_threads * unroll
+  int64_t chunk_cols = 0;    // columns staged at once: of min(chunk_pieces, pieces per split)
   int64_t x_token_stride = 0;  // bytes per token of the staged chunk
   int64_t x_bytes = 0;         // dynamic
 };

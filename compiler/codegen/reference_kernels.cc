@@ -104,7 +104,7 @@ absl::Status DequantizeRow(WeightFormat format, const void* w, const void* w_sca
 }
 
 absl::Status MatVec(const KernelSpec& spec, const void* w, const void* w_scales, const float* x, const float* norm_w,
-                    float* out, int32_t T) {
+                    float* out, int32_t T, const float* extra) {
   absl::Status s = Check(spec, Family::kMatVec, Family::kGemm);
   if (!s.ok()) return s;
   const int64_t rows = spec.rows, cols = spec.cols;
@@ -143,6 +143,10 @@ absl::Status MatVec(const KernelSpec& spec, const void* w, const void* w_scales,
       case Epilogue::kAddInPlace:
         for (int64_t m = 0; m < rows; ++m)
           out[int64_t{t} * rows + m] = static_cast<float>(out[int64_t{t} * rows + m] + at[m]);
+        break;
+      case Epilogue::kSiluMulWith:
+        for (int64_t m = 0; m < rows; ++m)
+          out[int64_t{t} * rows + m] = static_cast<float>(Silu(extra[int64_t{t} * rows + m]) * at[m]);
         break;
       case Epilogue::kSiluMulPairs: {
         // Rows come as groups of pair_group gate rows then pair_group up rows.

@@ -22,8 +22,9 @@ absl::Status DequantizeRow(WeightFormat format, const void* w, const void* w_sca
                            float* out);
 
 // kMatVec and kGemm: out[t, m] = epilogue(sum_k W[m, k] * prologue(x)[t, k]).
+// `extra` is kSiluMulWith's gate input [T, rows] (else unused).
 absl::Status MatVec(const KernelSpec& spec, const void* w, const void* w_scales, const float* x,
-                    const float* norm_w, float* out, int32_t T);
+                    const float* norm_w, float* out, int32_t T, const float* extra = nullptr);
 absl::Status Embed(const KernelSpec& spec, const void* table, const int32_t* tokens, float* out, int32_t T);
 absl::Status QkNormRopeStore(const KernelSpec& spec, const float* qkv, const float* q_norm, const float* k_norm,
                              const int32_t* pos, void* k_cache, void* v_cache, float* q_out, int32_t T);

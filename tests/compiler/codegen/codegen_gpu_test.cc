@@ -61,7 +61,9 @@ class Buffers {
     auto b = cu::DeviceBuffer::Allocate(*gpu_->ctx, std::max<size_t>(bytes, 256) + 256);
     EXPECT_TRUE(b.ok()) << b.status();
     CUdeviceptr p = b->ptr();
-    if (bytes > 0) EXPECT_TRUE(gpu_->stream->CopyToDevice(p, data, bytes).ok());
+    if (bytes > 0) {
+      EXPECT_TRUE(gpu_->stream->CopyToDevice(p, data, bytes).ok());
+    }
     bufs_.push_back(*std::move(b));
     return p;
   }
@@ -123,10 +125,12 @@ void Launch(Gpu* gpu, const Loaded& l, const std::string& name, const std::vecto
   auto f = l.module->GetFunction(name);
   ASSERT_TRUE(f.ok()) << f.status();
   ASSERT_EQ(args.size(), k->abi.params.size()) << name;
-  if (k->abi.dynamic_shared_bytes > 48 * 1024)
+  // Above 48 KiB of static + dynamic shared memory a kernel needs the opt-in.
+  if (k->abi.static_shared_bytes + k->abi.dynamic_shared_bytes > 48 * 1024) {
     ASSERT_TRUE(f->SetMaxDynamicSharedMemory(static_cast<int>(k->abi.dynamic_shared_bytes),
                                              gpu->ctx->device().max_shared_per_block_optin)
                     .ok());
+  }
   std::vector<Arg> a = args;
   std::vector<void*> params;
   for (Arg& x : a) params.push_back(x.is_ptr ? static_cast<void*>(&x.ptr) : static_cast<void*>(&x.i));
@@ -234,10 +238,13 @@ double CheckMatrixKernel(Gpu* gpu, const Loaded& l, const KernelSpec& spec, int3
   CUdeviceptr dw = bufs.Upload(w), dws = ws.empty() ? 0 : bufs.Upload(ws), dx = bufs.Upload(x),
               dnw = bufs.Upload(nw);
   CUdeviceptr dout = spec.epilogue == Epilogue::kAddInPlace ? bufs.Upload(out0) : bufs.Poisoned(out0.size() * 4);
-  Launch(gpu, l, spec.name, {P(dw), P(dws), P(dx), P(dnw), P(dout), I(T)}, T);
+  std::vector<Arg> args = {P(dw), P(dws), P(dx), P(dnw), P(dout), I(T)};
+  std::vector<float> extra = RandomFloats(rng, out0.size(), -4.0f, 4.0f);
+  if (spec.epilogue == Epilogue::kSiluMulWith) args.push_back(P(bufs.Upload(extra)));
+  Launch(gpu, l, spec.name, args, T);
   std::vector<float> got = bufs.Download<float>(dout, out0.size());
   std::vector<float> want = out0;
-  absl::Status s = reference::MatVec(spec, w.data(), ws.data(), x.data(), nw.data(), want.data(), T);
+  absl::Status s = reference::MatVec(spec, w.data(), ws.data(), x.data(), nw.data(), want.data(), T, extra.data());
   EXPECT_TRUE(s.ok()) << s;
   if (spec.epilogue == Epilogue::kAddInPlace) {
     // Compare the increments, so the error is relative to what was added.
@@ -251,7 +258,7 @@ double CheckMatrixKernel(Gpu* gpu, const Loaded& l, const KernelSpec& spec, int3
 
 const char* Pro(Prologue p) { return p == Prologue::kNone ? "x" : "rms"; }
 const char* Epi(Epilogue e) {
-  return e == Epilogue::kStore ? "store" : e == Epilogue::kAddInPlace ? "add" : "silu";
+  return e == Epilogue::kStore ? "store" : e == Epilogue::kAddInPlace ? "add" : e == Epilogue::kSiluMulPairs ? "silu" : "siluwith";
 }
 
 TEST(CodegenGpu, MatVecAllFormatsTiny) {
@@ -259,7 +266,7 @@ TEST(CodegenGpu, MatVecAllFormatsTiny) {
   std::vector<KernelSpec> specs;
   for (WeightFormat f : testing::AllFormats())
     for (Prologue p : {Prologue::kNone, Prologue::kRmsNorm})
-      for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs}) {
+      for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs, Epilogue::kSiluMulWith}) {
         int64_t rows = e == Epilogue::kSiluMulPairs ? 1536 : 512, cols = e == Epilogue::kAddInPlace ? 768 : 256;
         KernelSpec s = testing::MatVec(absl::StrCat("mv_", WeightFormatName(f), "_", Pro(p), "_", Epi(e)), f, rows,
                                        cols, p, e, 4);
@@ -313,7 +320,7 @@ TEST(CodegenGpu, Gemm) {
   std::vector<KernelSpec> specs;
   int k = 0;
   for (WeightFormat f : testing::AllFormats())
-    for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs}) {
+    for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs, Epilogue::kSiluMulWith}) {
       Prologue p = (k % 2) ? Prologue::kRmsNorm : Prologue::kNone;
       int64_t rows = e == Epilogue::kSiluMulPairs ? 1536 : 320, cols = e == Epilogue::kAddInPlace ? 768 : 256;
       KernelSpec s = testing::Gemm(absl::StrCat("gemm_", WeightFormatName(f), "_", Pro(p), "_", Epi(e)), f, rows,
@@ -616,10 +623,11 @@ TEST(CodegenGpu, MatVecBandwidth8B) {
     }
     cfg.programmatic = true;
     cfg.shared_bytes = static_cast<uint32_t>(k->abi.dynamic_shared_bytes);
-    if (k->abi.dynamic_shared_bytes > 48 * 1024)
+    if (k->abi.static_shared_bytes + k->abi.dynamic_shared_bytes > 48 * 1024) {
       ASSERT_TRUE(f->SetMaxDynamicSharedMemory(static_cast<int>(k->abi.dynamic_shared_bytes),
                                                gpu->ctx->device().max_shared_per_block_optin)
                       .ok());
+    }
     int32_t T = 1;
     auto run = [&](int iters) {
       for (int it = 0; it < iters; ++it) {
@@ -726,10 +734,11 @@ TEST(CodegenGpu, DISABLED_MatVecScheduleSweep) {
     }
     cfg.programmatic = true;
     cfg.shared_bytes = static_cast<uint32_t>(k->abi.dynamic_shared_bytes);
-    if (k->abi.dynamic_shared_bytes > 48 * 1024)
+    if (k->abi.static_shared_bytes + k->abi.dynamic_shared_bytes > 48 * 1024) {
       ASSERT_TRUE(f->SetMaxDynamicSharedMemory(static_cast<int>(k->abi.dynamic_shared_bytes),
                                                gpu->ctx->device().max_shared_per_block_optin)
                       .ok());
+    }
     int32_t T = 1;
     auto run = [&](int iters) {
       for (int it = 0; it < iters; ++it) {

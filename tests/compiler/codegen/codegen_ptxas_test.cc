@@ -90,6 +90,50 @@ TEST(CodegenPtxas, SchedulesOffDefaultSm90) {
   CheckPtxas(specs, Sm(90));
 }
 
+
+// The Qwen3-8B decode matvecs with the schedules that measured fastest on
+// an H200 (docs/codegen.md, "Measured"): no spills on sm_90; registers printed.
+TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
+  struct Row {
+    WeightFormat f;
+    const char* shape;
+    int64_t rows, cols;
+    Prologue pro;
+    Epilogue epi;
+    int threads, rpb, groups, unroll;
+  };
+  const Row table[] = {
+      {WeightFormat::kQ8_0Planar, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 1, 1},
+      {WeightFormat::kQ8_0Planar, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 128, 8, 4, 2},
+      {WeightFormat::kQ8_0Planar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 64, 4, 1, 1},
+      {WeightFormat::kQ8_0Planar, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace, 64, 4, 1, 1},
+      {WeightFormat::kQ4_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 16, 2, 1},
+      {WeightFormat::kQ4_K, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 128, 16, 4, 1},
+      {WeightFormat::kQ4_K, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 64, 8, 1, 1},
+      {WeightFormat::kQ4_K, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace, 64, 8, 1, 1},
+      {WeightFormat::kQ6_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 8, 4, 2},
+      {WeightFormat::kQ6_K, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 64, 8, 2, 1},
+      {WeightFormat::kQ6_K, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 128, 8, 2, 1},
+      {WeightFormat::kQ6_K, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 1, 1},
+      {WeightFormat::kQ8_0Planar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 1, 1},
+  };
+  std::vector<KernelSpec> specs;
+  for (const Row& r : table) {
+    for (bool tuned : {false, true}) {
+      KernelSpec s = testing::MatVec(absl::StrCat("b8_", WeightFormatName(r.f), "_", r.shape, tuned ? "_tuned" : "_default"),
+                                     r.f, r.rows, r.cols, r.pro, r.epi);
+      if (tuned) {
+        s.matvec.threads = r.threads;
+        s.matvec.rows_per_block = r.rpb;
+        s.matvec.row_groups = r.groups;
+        s.matvec.unroll = r.unroll;
+      }
+      s.programmatic_launch = true;
+      specs.push_back(s);
+    }
+  }
+  CheckPtxas(specs, Sm(90));
+}
 }  // namespace
 }  // namespace kiln::codegen
 

@@ -69,17 +69,20 @@ TEST(CodegenFileCheck, MatVecWeightLoadsAre16ByteReadOnly) {
       testing::MatVec("mv_q4_0", WeightFormat::kQ4_0, 4096, 4096),
       testing::MatVec("mv_q8_0", WeightFormat::kQ8_0, 4096, 4096),
   };
-  // Direct formats: 16-byte read-only loads of weights and activations;
-  // staged formats: 16-byte windows into shared memory, then 2-byte reads.
+  // Direct formats: 16-byte read-only loads of weights and activations
+  // (activations staged through shared memory); staged formats: 16-byte
+  // windows into shared memory, then 2-byte reads.
   ExpectFileCheck(specs, Sm(90), R"(
 CHECK-LABEL: .entry mv_q8_0p(
-CHECK: ld.global.nc.v4.u32
-CHECK: ld.global.nc.v4.f32
+CHECK-DAG: ld.global.nc.v4.u32
+CHECK-DAG: ld.global.nc.v4.f32
+CHECK-DAG: st.shared.v4.f32
+CHECK: ld.shared.v4.f32
 CHECK: shfl.sync.bfly.b32
 CHECK-LABEL: .entry mv_q4_k(
-CHECK: ld.global.nc.v4.u32
+CHECK-DAG: ld.global.nc.v4.u32
+CHECK-DAG: ld.global.nc.v4.f32
 CHECK: prmt.b32
-CHECK: ld.global.nc.v4.f32
 CHECK-LABEL: .entry mv_q5_k(
 CHECK: ld.global.nc.v4.u32
 CHECK-LABEL: .entry mv_f16(
@@ -351,6 +354,16 @@ TEST(CodegenAbi, MatVecParamsAndLaunch) {
   EXPECT_EQ(abi->dynamic_shared_bytes, 4096 * 4 + 4096 / 64 * 16);  // x staged, padded per window
 }
 
+TEST(CodegenAbi, SiluMulWithTakesTheGateLast) {
+  KernelSpec s = testing::MatVec("up", WeightFormat::kQ4_K, 768, 256, Prologue::kRmsNorm, Epilogue::kSiluMulWith);
+  absl::StatusOr<KernelAbi> abi = DescribeKernel(s, Sm(90));
+  ASSERT_TRUE(abi.ok()) << abi.status();
+  ASSERT_EQ(abi->params.size(), 7u);
+  EXPECT_EQ(abi->params[5].name, "T");
+  EXPECT_EQ(abi->params[6].name, "extra");
+  EXPECT_EQ(abi->params[6].offset, 48);
+}
+
 TEST(CodegenAbi, GridExpressions) {
   KernelSpec g = testing::Gemm("g", WeightFormat::kF16, 1000, 256);
   absl::StatusOr<KernelAbi> abi = DescribeKernel(g, Sm(90));
@@ -401,6 +414,14 @@ TEST(ReferenceKernels, MatVecPlanarAndSiluPairs) {
   auto silu = [](double z) { return z / (1 + std::exp(-z)); };
   EXPECT_NEAR(out[0], silu(1.0) * 3.0, 1e-6);
   EXPECT_NEAR(out[1], silu(-2.0) * 4.0, 1e-6);
+}
+
+TEST(ReferenceKernels, SiluMulWithMultipliesTheGate) {
+  KernelSpec s = testing::MatVec("ref", WeightFormat::kF32, 2, 4, Prologue::kNone, Epilogue::kSiluMulWith);
+  std::vector<float> w = {1, 0, 0, 0, 0, 1, 0, 0}, x = {3, 5, 0, 0}, gate = {0, 2}, out(2, NAN);
+  ASSERT_TRUE(reference::MatVec(s, w.data(), nullptr, x.data(), nullptr, out.data(), 1, gate.data()).ok());
+  EXPECT_FLOAT_EQ(out[0], 0.0f);  // silu(0) * 3
+  EXPECT_NEAR(out[1], 2.0 / (1 + std::exp(-2.0)) * 5.0, 1e-6);
 }
 
 TEST(ReferenceKernels, RmsNormPrologueAndResidualAdd) {

@@ -17,6 +17,7 @@ struct Shape {
 // 8B: n_embd 4096, n_ff 12288, 32/8 heads of 128, vocab 151936.
 constexpr Shape kTinyQkv{"tiny_qkv", 512, 256}, kTinyOut{"tiny_out", 256, 256},
     kTinyGateUp{"tiny_gateup", 1536, 256}, kTinyDown{"tiny_down", 256, 768}, kTinyHead{"tiny_head", 4096, 256};
+constexpr Shape kTinyUp{"tiny_up", 768, 256}, k8bUp{"b8_up", 12288, 4096};
 constexpr Shape k8bQkv{"b8_qkv", 6144, 4096}, k8bOut{"b8_out", 4096, 4096}, k8bGateUp{"b8_gateup", 24576, 4096},
     k8bDown{"b8_down", 4096, 12288}, k8bHead{"b8_head", 151936, 4096};
 
@@ -26,6 +27,7 @@ const char* EpiName(Epilogue e) {
     case Epilogue::kStore: return "store";
     case Epilogue::kAddInPlace: return "add";
     case Epilogue::kSiluMulPairs: return "silu";
+    case Epilogue::kSiluMulWith: return "siluwith";
   }
   return "?";
 }
@@ -35,6 +37,7 @@ Shape ShapeFor(Epilogue e, bool big, int variant) {
     case Epilogue::kStore: return big ? (variant % 2 ? k8bHead : k8bQkv) : (variant % 2 ? kTinyHead : kTinyQkv);
     case Epilogue::kAddInPlace: return big ? (variant % 2 ? k8bDown : k8bOut) : (variant % 2 ? kTinyDown : kTinyOut);
     case Epilogue::kSiluMulPairs: return big ? k8bGateUp : kTinyGateUp;
+    case Epilogue::kSiluMulWith: return big ? k8bUp : kTinyUp;
   }
   return kTinyOut;
 }
@@ -60,6 +63,12 @@ KernelSpec MatVec(const std::string& name, WeightFormat format, int64_t rows, in
   s.epilogue = epilogue;
   s.pair_group = epilogue == Epilogue::kSiluMulPairs ? 2 : 0;
   s.matvec.max_tokens = max_tokens;
+  // Several tokens multiply the accumulators: fewer rows per block and one
+  // piece in flight keep every format clear of spills.
+  if (max_tokens > 1) {
+    s.matvec.unroll = 1;
+    s.matvec.rows_per_block = epilogue == Epilogue::kSiluMulPairs ? 4 : 2;
+  }
   return s;
 }
 
@@ -76,7 +85,7 @@ std::vector<KernelSpec> MatVecMatrix() {
   int k = 0;
   for (WeightFormat f : AllFormats()) {
     for (Prologue p : {Prologue::kNone, Prologue::kRmsNorm}) {
-      for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs}) {
+      for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs, Epilogue::kSiluMulWith}) {
         bool big = k % 2 == 1;
         Shape sh = ShapeFor(e, big, k / 2);
         int tokens = (k % 3 == 0) ? 4 : 1;
@@ -97,7 +106,7 @@ std::vector<KernelSpec> GemmMatrix() {
   int k = 0;
   for (WeightFormat f : AllFormats()) {
     for (Prologue p : {Prologue::kNone, Prologue::kRmsNorm}) {
-      for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs}) {
+      for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs, Epilogue::kSiluMulWith}) {
         bool big = k % 2 == 1;
         Shape sh = ShapeFor(e, big, k / 2);
         KernelSpec s = Gemm(absl::StrCat("gemm_", WeightFormatName(f), "_", ProName(p), "_", EpiName(e), "_", sh.name),

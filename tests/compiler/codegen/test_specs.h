@@ -20,7 +20,7 @@ KernelSpec Gemm(const std::string& name, WeightFormat format, int64_t rows, int6
                 Prologue prologue = Prologue::kNone, Epilogue epilogue = Epilogue::kStore);
 
 // Every format x prologue x epilogue for matvec, shapes rotating over the
-// tiny and 8B matrices (each format meets every shape), T = 1 and T = 4.
+// tiny and 8B matrices, T = 1 and T = 4.
 std::vector<KernelSpec> MatVecMatrix();
 // Every format x prologue x epilogue for gemm, tensor cores and fp32.
 std::vector<KernelSpec> GemmMatrix();
