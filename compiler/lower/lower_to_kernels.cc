@@ -174,8 +174,13 @@ class StepLowering {
     } else if (const Op* sw = FindIn(k, ir::OpKind::kSwiglu)) {
       s.epilogue = codegen::Epilogue::kSiluMulPairs;
       s.pair_group = static_cast<int>(sw->GetInt("group"));
-    } else if (FindIn(k, ir::OpKind::kMul) || FindIn(k, ir::OpKind::kSilu)) {
-      return Unsupported(k, "a silu*mul epilogue with a separate gate (codegen has no kSiluMulWith yet)");
+    } else if (const Op* silu = FindIn(k, ir::OpKind::kSilu)) {
+      // out = silu(gate) * acc, the gate an extra input (gate/up not packed).
+      s.epilogue = codegen::Epilogue::kSiluMulWith;
+      ASSIGN_OR_RETURN(Location extra, At(Outer(k, silu->operand(0))));
+      if (decode_) s.matvec.max_tokens = 1;
+      return ctx_.Launch(plan_, s, {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(t_), Ptr(extra)},
+                         t_);
     }
     if (decode_) s.matvec.max_tokens = 1;
     return ctx_.Launch(plan_, s, {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(t_)}, t_);
@@ -398,6 +403,21 @@ absl::StatusOr<LoweredModel> LowerToKernels(const ir::Module& module, const gguf
 
   m.mutable_prefill()->set_max_tokens(T);
   RETURN_IF_ERROR(StepLowering(*prefill, ctx, io, config, *m.mutable_prefill(), false).Run());
+  {
+    // The runtime reads the next token of a greedy generation from
+    // sampled_buffer after a prefill too: argmax of the last logits row,
+    // at byte (T - 1) * n_vocab * 4.
+    KernelSpec s;
+    s.family = Family::kArgmax;
+    s.rows = 1;
+    s.cols = config.n_vocab;
+    const int64_t row = 4 * config.n_vocab;
+    RETURN_IF_ERROR(ctx.Launch(*m.mutable_prefill(), s,
+                               {{LaunchArg::kPointer, {io.logits, AffineT(row, -row)}, {}},
+                                {LaunchArg::kPointer, {io.sampled, ConstExpr(0)}, {}},
+                                {LaunchArg::kI32, {}, ConstExpr(config.n_vocab)}},
+                               AffineT(1, 0)));
+  }
   m.mutable_decode()->set_max_tokens(1);
   RETURN_IF_ERROR(StepLowering(*decode, ctx, io, config, *m.mutable_decode(), true).Run());
   RETURN_IF_ERROR(LowerLoad(*load, ctx, *m.mutable_load()));

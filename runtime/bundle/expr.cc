@@ -8,7 +8,13 @@
 namespace kiln::runtime {
 
 absl::Status CheckExprWellFormed(const Expr& e) {
-  if (e.constant() < 0 || e.t() < 0 || e.p() < 0 || e.c() < 0)
+  if (e.t() < 0 || e.p() < 0 || e.c() < 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("expression ", ExprToString(e), " has a negative coefficient"));
+  // A negative constant is allowed when the T and C terms cover it at their
+  // least values (T >= 1 and C >= 1 wherever they appear): e.g. the offset
+  // (T - 1) * row of a step's last row.
+  if (e.constant() < 0 && (e.t() > 0 || e.c() > 0 ? e.constant() + e.t() + e.c() < 0 : true))
     return absl::InvalidArgumentError(
         absl::StrCat("expression ", ExprToString(e), " has a negative coefficient"));
   if (e.div() < 0)
@@ -31,6 +37,9 @@ absl::StatusOr<int64_t> Evaluate(const Expr& e, const ExprEnv& env) {
                                                      " overflows int64 at T=", env.t, " P=", env.p,
                                                      " C=", env.c));
   }
+  if (sum < 0)
+    return absl::InvalidArgumentError(absl::StrCat("expression ", ExprToString(e), " is negative at T=", env.t,
+                                                   " P=", env.p, " C=", env.c));
   const int64_t div = e.div() > 1 ? e.div() : 1;
   // sum >= 0 and div >= 1: ceil without the (sum + div - 1) overflow.
   return sum / div + (sum % div != 0 ? 1 : 0);

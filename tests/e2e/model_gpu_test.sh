@@ -17,8 +17,15 @@ TOKENS=$(python3 -c "import random; r=random.Random(3); print(','.join(str(r.ran
 CTX=$((NPROMPT + 40))
 "$BIN/kiln" run -b "$W/m.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX \
   --dump-logits "$W/gpu.npy" > "$W/gpu.txt"
+# Logits: the reference fed exactly the tokens the GPU saw (prompt and the
+# GPU's own greedy tokens), so a near-tie that flips one token cannot make
+# the rest of the comparison meaningless.
+GEN=$(tail -n 1 "$W/gpu.txt" | tr ' ' ',')
+"$BIN/kilnc" reference -m "$W/m.gguf" --tokens "$TOKENS,$GEN" -n 0 -c $CTX --kv-f16 \
+  --dump-logits "$W/cpu.npy" > /dev/null 2>&1
+# Greedy tokens: the reference's own generation from the prompt.
 "$BIN/kilnc" reference -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX --kv-f16 \
-  --dump-logits "$W/cpu.npy" > "$W/cpu.txt" 2>/dev/null
+  > "$W/cpu.txt" 2>/dev/null
 echo "$PRESET $TYPE, $NPROMPT prompt tokens"
 python3 "$HERE/compare_logits.py" "$W/gpu.npy" "$W/cpu.npy" "$BOUND"
 python3 "$HERE/compare_logits.py" "$W/gpu.npy" "$W/cpu.npy" "$BOUND" "$NPROMPT"

@@ -76,6 +76,21 @@ TEST(ExprTest, NegativeCoefficientsAndDivisorAreRejected) {
   EXPECT_THAT(v.status().message(), HasSubstr("negative divisor -2"));
 }
 
+TEST(ExprTest, NegativeConstantCoveredByTIsAllowed) {
+  // (T - 1) * 400: the offset of a step's last row.
+  const Expr last_row = MakeExpr(-400, 400);
+  EXPECT_TRUE(CheckExprWellFormed(last_row).ok());
+  EXPECT_EQ(*Evaluate(last_row, {1, 0, 0}), 0);
+  EXPECT_EQ(*Evaluate(last_row, {5, 0, 0}), 1600);
+  // Not covered at T = 1, or no T term at all: rejected.
+  EXPECT_FALSE(CheckExprWellFormed(MakeExpr(-401, 400)).ok());
+  EXPECT_FALSE(CheckExprWellFormed(MakeExpr(-1)).ok());
+  // Evaluated where it would be negative (T = 0): an error, not a wrap.
+  absl::StatusOr<int64_t> v = Evaluate(last_row, {0, 0, 0});
+  ASSERT_FALSE(v.ok());
+  EXPECT_THAT(v.status().message(), HasSubstr("is negative"));
+}
+
 TEST(ExprTest, NegativeEnvironmentIsRejected) {
   EXPECT_TRUE(Evaluate(MakeExpr(0, 1), {0, 0, 0}).ok());
   EXPECT_FALSE(Evaluate(MakeExpr(0, 1), {-1, 0, 0}).ok());
