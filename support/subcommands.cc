@@ -1,0 +1,32 @@
+#include "support/subcommands.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace kiln {
+namespace {
+
+void Usage(FILE* out, const char* program, const char* blurb, absl::Span<const Subcommand> commands) {
+  std::fprintf(out, "usage: %s <command> [flags]   (%s <command> --help for its flags)\n\n", program, program);
+  if (blurb != nullptr && *blurb) std::fprintf(out, "%s\n\n", blurb);
+  std::fprintf(out, "commands:\n");
+  for (const Subcommand& c : commands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int DispatchSubcommand(const char* program, const char* blurb, absl::Span<const Subcommand> commands, int argc,
+                       char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    Usage(argc < 2 ? stderr : stdout, program, blurb, commands);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const Subcommand& c : commands)
+    if (std::string(argv[1]) == c.name) return c.run(std::vector<std::string>(argv + 2, argv + argc));
+  std::fprintf(stderr, "%s: unknown command '%s'\n\n", program, argv[1]);
+  Usage(stderr, program, blurb, commands);
+  return 2;
+}
+
+}  // namespace kiln
