@@ -44,6 +44,19 @@ assert \"'shape': (7, \" in h, h
 text=$("$KILNC" reference -m "$T/m.gguf" -p "The quick" -n 3 2>/dev/null)
 check "reference -p streams text" test -n "$text"
 
+for type in Q8_0 Q4_K_M BF16; do
+  "$KILNC" synth --preset tiny --type $type --seed 2 -o "$T/c_$type.gguf" 2>/dev/null
+  check "compile $type writes a validated bundle" \
+    bash -c "'$KILNC' compile '$T/c_$type.gguf' -o '$T/c_$type.kiln' 2>/dev/null && '$KILNC' inspect '$T/c_$type.kiln' > '$T/c_$type.txt'"
+done
+check "bundle has load, prefill and decode plans" bash -c "grep -q '^load {' '$T/c_Q8_0.txt' && grep -q '^prefill {' '$T/c_Q8_0.txt' && grep -q '^decode {' '$T/c_Q8_0.txt'"
+check "Q8_0 weights are packed at load" grep -q "pack_q8_0" "$T/c_Q8_0.txt"
+"$KILNC" compile "$T/c_Q8_0.gguf" --dump-dir "$T/dump" --stop-after=fuse 2>/dev/null
+check "stop-after dumps up to fuse" bash -c "test -s '$T/dump/003-fuse.kir' && test ! -e '$T/dump/004-select-schedules.kir' && test -s '$T/dump/index.tsv'"
+"$KILNC" compile "$T/c_Q8_0.gguf" --dump-dir "$T/dump2" --stop-after=fuse 2>/dev/null
+check "dumps are byte-identical between runs" diff -r "$T/dump" "$T/dump2" -x index.tsv
+expect_error "unknown pass" "no-such-pass" "$KILNC" compile "$T/c_Q8_0.gguf" --stop-after=no-such-pass
+
 python3 "$SRC/tests/models/write_foreign_gguf.py" "$T/foreign.gguf"
 check "foreign GGUF inspects" bash -c "'$KILNC' inspect '$T/foreign.gguf' | grep -q 'layers 2, embd 128'"
 fg=$("$KILNC" reference -m "$T/foreign.gguf" -p "the the" -n 4 --ignore-eos 2>&1)
