@@ -1,7 +1,6 @@
 #include "models/gguf/ggml_type.h"
 
 #include <array>
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -44,7 +43,10 @@ std::optional<GgmlTypeInfo> LookupGgmlType(uint32_t id) {
 const GgmlTypeInfo& TypeInfo(GgmlType type) {
   for (const auto& t : kTypes)
     if (t.type == type) return t;
-  std::abort();  // unreachable: every enumerator is in the table
+  // Unreachable for enumerators (all are in the table); a value cast from an
+  // unchecked integer gets the F32 entry rather than a crash. Callers that
+  // hold raw ids use LookupGgmlType, which rejects unknown ones.
+  return kTypes[0];
 }
 
 std::string_view TypeName(GgmlType type) { return TypeInfo(type).name; }
