@@ -1,5 +1,7 @@
 #include "models/qwen3_config.h"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -81,6 +83,19 @@ absl::Status Contradiction(const std::string& what) {
 }
 
 }  // namespace
+
+YarnRamp YarnRampOf(const Qwen3Config& c) {
+  auto corr_dim = [&](float beta) {
+    return static_cast<float>(c.head_dim) *
+           std::log(static_cast<float>(c.rope_orig_context) / (beta * 2.0f * static_cast<float>(M_PI))) /
+           (2.0f * std::log(c.rope_base));
+  };
+  YarnRamp r;
+  r.low = std::max(0.0f, std::floor(corr_dim(c.yarn_beta_fast)));
+  r.high = std::min(static_cast<float>(c.head_dim - 1), std::ceil(corr_dim(c.yarn_beta_slow)));
+  r.mscale = c.yarn_attn_factor * (1.0f + 0.1f * std::log(c.rope_factor));
+  return r;
+}
 
 absl::StatusOr<Qwen3Config> ReadQwen3Config(const GgufFile& f) {
   const Value* arch_v = f.Find("general.architecture");

@@ -40,6 +40,16 @@ struct Qwen3Config {
   }
 };
 
+// YaRN's derived constants (spec/qwen3-model.md §3.4): the ramp's [low, high]
+// over rotary dims from corr_dim(beta_fast / beta_slow), and the magnitude
+// factor applied to cos and sin. Meaningful when rope_scaling == kYarn.
+struct YarnRamp {
+  float low = 0;
+  float high = 0;
+  float mscale = 1;
+};
+YarnRamp YarnRampOf(const Qwen3Config& config);
+
 // Reads and cross-checks every key. Wrong architecture -> Unimplemented
 // naming it; missing/mistyped/contradictory key -> InvalidArgument naming it.
 absl::StatusOr<Qwen3Config> ReadQwen3Config(const gguf::GgufFile& file);

@@ -38,15 +38,11 @@ ir::RopeParams RopeOf(const Qwen3Config& c) {
   if (c.rope_scaling == RopeScaling::kNone) return p;
   p.freq_scale = 1.0f / c.rope_factor;
   if (c.rope_scaling == RopeScaling::kYarn) {
-    auto corr_dim = [&](float beta) {
-      return static_cast<float>(c.head_dim) *
-             std::log(static_cast<float>(c.rope_orig_context) / (beta * 2.0f * static_cast<float>(M_PI))) /
-             (2.0f * std::log(c.rope_base));
-    };
+    const YarnRamp r = YarnRampOf(c);
     p.ext_factor = c.yarn_ext_factor;
-    p.ramp_low = std::max(0.0f, std::floor(corr_dim(c.yarn_beta_fast)));
-    p.ramp_high = std::min(static_cast<float>(c.head_dim - 1), std::ceil(corr_dim(c.yarn_beta_slow)));
-    p.mscale = c.yarn_attn_factor * (1.0f + 0.1f * std::log(c.rope_factor));
+    p.ramp_low = r.low;
+    p.ramp_high = r.high;
+    p.mscale = r.mscale;
   }
   return p;
 }

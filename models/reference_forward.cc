@@ -104,30 +104,20 @@ void RopeAngles(const Qwen3Config& c, int64_t p, std::vector<float>& cos_out,
   sin_out.resize(half);
   const float theta_scale = std::pow(c.rope_base, -2.0f / static_cast<float>(c.head_dim));
   const float freq_scale = 1.0f / c.rope_factor;
-  float low = 0, high = 0, mscale = 1.0f;
-  if (c.rope_scaling == RopeScaling::kYarn) {
-    auto corr_dim = [&](float beta) {
-      return static_cast<float>(c.head_dim) *
-             std::log(static_cast<float>(c.rope_orig_context) / (beta * 2.0f * static_cast<float>(M_PI))) /
-             (2.0f * std::log(c.rope_base));
-    };
-    low = std::max(0.0f, std::floor(corr_dim(c.yarn_beta_fast)));
-    high = std::min(static_cast<float>(c.head_dim - 1), std::ceil(corr_dim(c.yarn_beta_slow)));
-    mscale = c.yarn_attn_factor * (1.0f + 0.1f * std::log(c.rope_factor));
-  }
+  const YarnRamp yarn = c.rope_scaling == RopeScaling::kYarn ? YarnRampOf(c) : YarnRamp{};
   float theta = static_cast<float>(p);
   for (int64_t i = 0; i < half; ++i) {
     float angle = theta;
     if (c.rope_scaling == RopeScaling::kLinear) {
       angle = theta * freq_scale;
     } else if (c.rope_scaling == RopeScaling::kYarn) {
-      float y = (static_cast<float>(i) - low) / std::max(0.001f, high - low);
+      float y = (static_cast<float>(i) - yarn.low) / std::max(0.001f, yarn.high - yarn.low);
       float ramp = 1.0f - std::min(1.0f, std::max(0.0f, y));
       float mix = ramp * c.yarn_ext_factor;
       angle = theta * freq_scale * (1.0f - mix) + theta * mix;
     }
-    cos_out[i] = std::cos(angle) * mscale;
-    sin_out[i] = std::sin(angle) * mscale;
+    cos_out[i] = std::cos(angle) * yarn.mscale;
+    sin_out[i] = std::sin(angle) * yarn.mscale;
     theta *= theta_scale;
   }
 }

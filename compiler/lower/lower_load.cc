@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/printer.h"
 #include "support/status_macros.h"
@@ -25,8 +26,10 @@ class LoadLowering {
       : f_(f), ctx_(ctx), plan_(plan) {}
 
   absl::Status Run() {
-    for (const auto& op : f_.body().ops())
+    for (const auto& op : f_.body().ops()) {
       for (Value* v : op->operands()) ++uses_[v];
+      if (op->kind() == ir::OpKind::kStore) store_of_[op->operand(0)] = op.get();
+    }
     for (const auto& op : f_.body().ops()) RETURN_IF_ERROR(Lower(*op));
     if (scratch_high_ > 0)
       ctx_.manifest().mutable_buffers(scratch_)->mutable_bytes()->set_constant(scratch_high_);
@@ -62,13 +65,11 @@ class LoadLowering {
 
   // Where a result is written: its state if a store is its only use, else scratch.
   absl::StatusOr<Location> Destination(const Value* v) {
-    if (uses_[v] == 1)
-      for (const auto& op : f_.body().ops())
-        if (op->kind() == ir::OpKind::kStore && op->operand(0) == v) {
-          ASSIGN_OR_RETURN(uint32_t b, ctx_.RuntimeBuffer(op->operand(1)));
-          stored_in_place_.insert({op.get(), true});
-          return Location{b, ConstExpr(0)};
-        }
+    if (auto it = store_of_.find(v); it != store_of_.end() && uses_[v] == 1) {
+      ASSIGN_OR_RETURN(uint32_t b, ctx_.RuntimeBuffer(it->second->operand(1)));
+      stored_in_place_.insert(it->second);
+      return Location{b, ConstExpr(0)};
+    }
     if (scratch_ == UINT32_MAX) scratch_ = ctx_.AddBuffer("load_scratch", runtime::Buffer::WEIGHT, ConstExpr(256));
     ASSIGN_OR_RETURN(int64_t bytes, TypeBytes(v->type()));
     Location at{scratch_, ConstExpr(scratch_used_)};
@@ -164,7 +165,8 @@ class LoadLowering {
   runtime::Plan& plan_;
   absl::flat_hash_map<const Value*, int> uses_;
   absl::flat_hash_map<const Value*, Location> where_;
-  absl::flat_hash_map<const Op*, bool> stored_in_place_;
+  absl::flat_hash_map<const Value*, const Op*> store_of_;  // value -> a store of it
+  absl::flat_hash_set<const Op*> stored_in_place_;
   uint32_t scratch_ = UINT32_MAX;
   int64_t scratch_used_ = 0, scratch_high_ = 0;
   int scratch_live_ = 0;

@@ -163,13 +163,14 @@ std::string SpecName(const codegen::KernelSpec& s, size_t index) {
   return absl::StrCat(name, "_", index);
 }
 
-// Grid expression of the runtime from codegen's LaunchExpr.
+// Grid expression of the runtime from codegen's LaunchExpr
+// ceil((constant + t*T + rows*R) / div), where the kernel's T argument is `t`
+// (T itself in prefill, a constant in decode) and R the `rows` argument.
 Expr GridExpr(const codegen::LaunchExpr& g, const Expr& t, int64_t rows_value, const Expr* rows_expr) {
+  const Expr rows = rows_expr ? *rows_expr : ConstExpr(rows_value);
   Expr e;
-  e.set_constant(g.constant + g.rows * (rows_expr ? rows_expr->constant() : rows_value));
-  e.set_t(g.t * t.t() + (rows_expr ? g.rows * rows_expr->t() : 0) + g.t * 0);
-  // T passed to the kernel may itself be a constant (decode): fold it.
-  e.set_constant(e.constant() + g.t * t.constant());
+  e.set_constant(g.constant + g.t * t.constant() + g.rows * rows.constant());
+  e.set_t(g.t * t.t() + g.rows * rows.t());
   e.set_div(g.div > 1 ? g.div : 0);
   return e;
 }
@@ -201,9 +202,10 @@ absl::Status LoweringContext::Launch(runtime::Plan& plan, codegen::KernelSpec sp
     mk->set_shared_bytes(static_cast<uint32_t>(abi.dynamic_shared_bytes));
     mk->set_programmatic_launch(spec.programmatic_launch);
     kernels_.push_back(spec);
+    abis_.push_back(std::move(abi));
     kernel_index_[key] = k;
   }
-  ASSIGN_OR_RETURN(codegen::KernelAbi abi, codegen::DescribeKernel(kernels_[k], target_));
+  const codegen::KernelAbi& abi = abis_[k];
   if (abi.params.size() != args.size())
     return absl::InternalError(absl::StrCat("kernel ", kernels_[k].name, " takes ", abi.params.size(),
                                             " parameters, lowering passed ", args.size()));

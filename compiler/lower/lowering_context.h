@@ -63,6 +63,7 @@ class LoweringContext {
   codegen::Target target_;
   runtime::Manifest manifest_;
   std::vector<codegen::KernelSpec> kernels_;
+  std::vector<codegen::KernelAbi> abis_;          // parallel to kernels_
   std::map<std::string, uint32_t> kernel_index_;  // spec key -> kernel
   absl::flat_hash_map<const ir::Value*, uint32_t> gguf_buffers_, runtime_buffers_;
   std::vector<const ir::Value*> weight_copies_;
