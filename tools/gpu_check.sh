@@ -22,4 +22,12 @@ export KILN_BIN_DIR=$BIN
   "$BIN/kiln" devices
 } 2>&1 | tee "$LOG/machine.txt"
 
+# End-to-end decode speed first (a run cut short by the time limit keeps it).
+# KILN_SPEED_TYPES="" skips it.
+SPEED_TYPES=${KILN_SPEED_TYPES-Q8_0 Q4_K_M}
+if [ -n "$SPEED_TYPES" ]; then
+  bash tools/gpu_speed.sh "$BIN" /tmp/kiln-gpu/speed $SPEED_TYPES 2>&1 | tee "$LOG/speed.txt"
+  rm -rf /tmp/kiln-gpu/speed
+fi
+
 (cd "$PKG" && ctest -L gpu --output-on-failure --timeout 900 -j1 "$@") 2>&1 | tee "$LOG/gpu-tests.log"
