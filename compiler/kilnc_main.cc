@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
       {"inspect", "describe a GGUF file or a .kiln bundle", kiln::compiler::RunInspect},
       {"tokenize", "print the token ids of a text", kiln::compiler::RunTokenize},
       {"reference", "generate with the CPU reference forward pass", kiln::compiler::RunReference},
+      {"tune", "time schedule candidates on the GPU; export a schedule table", kiln::compiler::RunTune},
+      {"tune-worker", "the GPU side of tune (started by it)", kiln::compiler::RunTuneWorker, /*hidden=*/true},
   };
   return kiln::DispatchSubcommand("kilnc", "", kCommands, argc, argv);
 }

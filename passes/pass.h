@@ -19,6 +19,11 @@ namespace kiln::passes {
 // What passes may know about the compilation beyond the module.
 struct PassContext {
   std::string_view target = "sm_90";  // GPU target, for schedule selection
+  // A schedule table (schedule.proto ScheduleTable, text format) to use
+  // instead of the built-in one of its target (kilnc compile --schedules);
+  // empty: the built-in tables. `schedule_table_origin` names it in errors.
+  std::string_view schedule_table;
+  std::string_view schedule_table_origin;
 };
 
 class Pass {

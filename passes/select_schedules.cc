@@ -106,6 +106,14 @@ absl::StatusOr<bool> SelectSchedulesPass::Run(ir::Module& module, const PassCont
   absl::StatusOr<schedules::ScheduleLibrary> lib = schedules::ScheduleLibrary::Builtin();
   if (!lib.ok())
     return absl::InternalError(absl::StrCat("select-schedules: built-in tables: ", lib.status().message()));
+  if (!context.schedule_table.empty()) {
+    // A given table replaces the built-in one; it must be for the target.
+    lib = schedules::ScheduleLibrary();
+    if (absl::Status s = lib->AddTableText(context.schedule_table, context.schedule_table_origin); !s.ok()) return s;
+    if (!lib->HasTarget(context.target))
+      return absl::InvalidArgumentError(absl::StrCat("select-schedules: ", std::string(context.schedule_table_origin),
+                                                     " is not a table for target ", std::string(context.target)));
+  }
   bool changed = false;
   for (const auto& f : module.functions()) {
     for (const auto& op : f->body().ops()) {

@@ -20,12 +20,15 @@ namespace {
 using cuda::DeviceBuffer;
 using cuda::HostBuffer;
 
-// kiln's own kernel, appended to the captured decode graph: the next step's
+// kiln's own kernels. PTX ISA 7.0 for sm_75 JITs on every GPU kiln supports
+// (spec/cuda-driver-api.md §2).
+// kiln_advance_step, appended to the captured decode graph: the next step's
 // token is this step's argmax and its position is one further, so a greedy
-// decode loop replays the graph with no host writes at all. PTX ISA 7.0 for
-// sm_75 JITs on every GPU kiln supports (spec/cuda-driver-api.md §2).
+// decode loop replays the graph with no host writes at all.
 //   tokens[0] = sampled[0]; position[0] += 1;
-constexpr char kAdvanceStepPtx[] = R"(.version 7.0
+// kiln_hold(ns) spins for `ns` nanoseconds of the GPU's %globaltimer, so the
+// host can queue a whole profiled plan before the GPU starts it.
+constexpr char kKilnPtx[] = R"(.version 7.0
 .target sm_75
 .address_size 64
 
@@ -51,7 +54,29 @@ constexpr char kAdvanceStepPtx[] = R"(.version 7.0
 	st.global.u32 	[%rd5], %r3;
 	ret;
 }
+
+.visible .entry kiln_hold(
+	.param .u64 kiln_hold_param_0
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b64 	%rd<5>;
+
+	ld.param.u64 	%rd1, [kiln_hold_param_0];
+	mov.u64 	%rd2, %globaltimer;
+WAIT:
+	mov.u64 	%rd3, %globaltimer;
+	sub.s64 	%rd4, %rd3, %rd2;
+	setp.lt.u64 	%p1, %rd4, %rd1;
+	@%p1 bra 	WAIT;
+	ret;
+}
 )";
+
+// How long kiln_hold keeps the GPU waiting before a profiled plan: enough
+// for the host to queue an event record and a launch per kernel.
+constexpr uint64_t kHoldNsPerLaunch = 20000;
+constexpr uint64_t kMaxHoldNs = 50000000;
 
 // Staging chunk for the weight upload (spec §3 recipe: 32-128 MiB).
 constexpr uint64_t kUploadChunk = uint64_t{64} << 20;
@@ -183,6 +208,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const Manifest& m, co
   ASSIGN_OR_RETURN(e->io_, HostBuffer::Allocate(*e->ctx_, io.size));
   std::memset(e->io_.data(), 0, io.size);
   RETURN_IF_ERROR(e->Warm());
+  e->counters_ = {};  // from here on, requests only
   return e;
 }
 
@@ -224,10 +250,12 @@ absl::Status Executor::LoadKernels(const SectionBytesFn& sections) {
     RETURN_IF_ERROR(f->Load());
     functions_.push_back(*f);
   }
-  absl::Span<const uint8_t> ptx(reinterpret_cast<const uint8_t*>(kAdvanceStepPtx), sizeof(kAdvanceStepPtx) - 1);
-  ASSIGN_OR_RETURN(step_module_, cuda::Module::Load(*ctx_, ptx, cuda::ImageKind::kPtx, "kiln's step-advance PTX"));
+  absl::Span<const uint8_t> ptx(reinterpret_cast<const uint8_t*>(kKilnPtx), sizeof(kKilnPtx) - 1);
+  ASSIGN_OR_RETURN(step_module_, cuda::Module::Load(*ctx_, ptx, cuda::ImageKind::kPtx, "kiln's own PTX"));
   ASSIGN_OR_RETURN(advance_, step_module_->GetFunction("kiln_advance_step"));
   RETURN_IF_ERROR(advance_.Load());
+  ASSIGN_OR_RETURN(hold_, step_module_->GetFunction("kiln_hold"));
+  RETURN_IF_ERROR(hold_.Load());
   return absl::OkStatus();
 }
 
@@ -355,6 +383,7 @@ absl::Status Executor::LaunchOne(const PreparedLaunch& pl, const ExprEnv& env) {
     }
     params[i] = &slots[i];
   }
+  ++counters_.launches;
   return stream_->Launch(*pl.function, config, params);
 }
 
@@ -367,6 +396,7 @@ absl::Status Executor::RunPlan(const Plan& plan, const ExprEnv& env) {
 }
 
 absl::Status Executor::Wait(absl::string_view what) {
+  ++counters_.syncs;
   RETURN_IF_ERROR(WithContext(done_->Record(*stream_), what));
   absl::Status s = done_->Synchronize();
   if (!s.ok()) {
@@ -374,6 +404,16 @@ absl::Status Executor::Wait(absl::string_view what) {
     device_token_ = -1;
   }
   return WithContext(s, what);
+}
+
+absl::Status Executor::ToDevice(CUdeviceptr dst, const void* src, uint64_t bytes) {
+  ++counters_.copies;
+  return stream_->CopyToDevice(dst, src, bytes);
+}
+
+absl::Status Executor::ToHost(void* dst, CUdeviceptr src, uint64_t bytes) {
+  ++counters_.copies;
+  return stream_->CopyToHost(dst, src, bytes);
 }
 
 int64_t Executor::LogitsRows(int64_t t) const { return logits_per_token_ ? t : 1; }
@@ -405,8 +445,8 @@ absl::Status Executor::Warm() {
   const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), n_vocab_);
   StoreI32(io_.data() + io.step_token, 0);
   StoreI32(io_.data() + io.step_position, 0);
-  RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.tokens_buffer()), io_.data() + io.step_token, 4));
-  RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.position_buffer()), io_.data() + io.step_position, 4));
+  RETURN_IF_ERROR(ToDevice(BufferPtr(m.tokens_buffer()), io_.data() + io.step_token, 4));
+  RETURN_IF_ERROR(ToDevice(BufferPtr(m.position_buffer()), io_.data() + io.step_position, 4));
   RETURN_IF_ERROR(RunPlan(*decode_, ExprEnv{1, 0, context_}));
   RETURN_IF_ERROR(Wait("warming decode"));
   RETURN_IF_ERROR(CaptureDecode());
@@ -435,14 +475,18 @@ absl::Status Executor::CaptureDecode() {
   return WithContext(decode_graph_->Instantiate(*stream_), "instantiating the decode graph");
 }
 
-absl::Status Executor::PrefillChunk(absl::Span<const int32_t> tokens) {
+absl::Status Executor::WritePrefillInputs(absl::Span<const int32_t> tokens) {
   const Manifest& m = *m_;
   const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), n_vocab_);
   RET_CHECK(!tokens.empty() && static_cast<int64_t>(tokens.size()) <= prefill_->max_tokens);
   std::memcpy(io_.data() + io.tokens, tokens.data(), tokens.size() * 4);
   StoreI32(io_.data() + io.position, position_);
-  RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.tokens_buffer()), io_.data() + io.tokens, tokens.size() * 4));
-  RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.position_buffer()), io_.data() + io.position, 4));
+  RETURN_IF_ERROR(ToDevice(BufferPtr(m.tokens_buffer()), io_.data() + io.tokens, tokens.size() * 4));
+  return ToDevice(BufferPtr(m.position_buffer()), io_.data() + io.position, 4);
+}
+
+absl::Status Executor::PrefillChunk(absl::Span<const int32_t> tokens) {
+  RETURN_IF_ERROR(WritePrefillInputs(tokens));
   return RunPlan(*prefill_, ExprEnv{static_cast<int64_t>(tokens.size()), position_, context_});
 }
 
@@ -452,12 +496,12 @@ absl::Status Executor::ReadLogits(int64_t first_row, int64_t rows, std::vector<f
   // Into pageable memory: the driver stages it and returns when it is done
   // (rows of every token are for --dump-logits, not the hot path).
   const uint64_t row_bytes = static_cast<uint64_t>(n_vocab_) * 4;
-  RETURN_IF_ERROR(stream_->CopyToHost(out->data() + old, BufferPtr(m_->logits_buffer()) + first_row * row_bytes,
-                                      rows * row_bytes));
+  RETURN_IF_ERROR(
+      ToHost(out->data() + old, BufferPtr(m_->logits_buffer()) + first_row * row_bytes, rows * row_bytes));
   return absl::OkStatus();
 }
 
-absl::StatusOr<StepResult> Executor::Prefill(absl::Span<const int32_t> tokens, Logits logits) {
+absl::Status Executor::CheckPrefillTokens(absl::Span<const int32_t> tokens) const {
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) return absl::InvalidArgumentError("prefill of no tokens");
   if (position_ + n > context_)
@@ -466,6 +510,12 @@ absl::StatusOr<StepResult> Executor::Prefill(absl::Span<const int32_t> tokens, L
   for (int32_t t : tokens)
     if (t < 0 || t >= n_vocab_)
       return absl::InvalidArgumentError(absl::StrCat("token id ", t, " is outside the vocabulary of ", n_vocab_));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StepResult> Executor::Prefill(absl::Span<const int32_t> tokens, Logits logits) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  RETURN_IF_ERROR(CheckPrefillTokens(tokens));
   if (logits == Logits::kAll && !logits_per_token_ && n > 1) {
     // The prefill plan keeps only its last row: feed token by token instead.
     StepResult all;
@@ -490,11 +540,11 @@ absl::StatusOr<StepResult> Executor::Prefill(absl::Span<const int32_t> tokens, L
     device_token_ = -1;
     RETURN_IF_ERROR(WithContext(PrefillChunk(tokens.subspan(off, len)), what));
     if (last) {
-      RETURN_IF_ERROR(stream_->CopyToHost(io_.data() + io.argmax, BufferPtr(m.sampled_buffer()), 4));
+      RETURN_IF_ERROR(ToHost(io_.data() + io.argmax, BufferPtr(m.sampled_buffer()), 4));
       if (logits == Logits::kLast) {
         const int64_t row = LogitsRows(len) == len ? len - 1 : 0;
-        RETURN_IF_ERROR(stream_->CopyToHost(io_.data() + io.logits,
-                                            BufferPtr(m.logits_buffer()) + row * n_vocab_ * 4, n_vocab_ * 4));
+        RETURN_IF_ERROR(
+            ToHost(io_.data() + io.logits, BufferPtr(m.logits_buffer()) + row * n_vocab_ * 4, n_vocab_ * 4));
       }
     }
     RETURN_IF_ERROR(Wait(what));
@@ -514,7 +564,7 @@ absl::StatusOr<StepResult> Executor::Prefill(absl::Span<const int32_t> tokens, L
   return result;
 }
 
-absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
+absl::Status Executor::WriteDecodeInputs(int32_t token) {
   if (position_ >= context_)
     return absl::ResourceExhaustedError(
         absl::StrCat("the context of ", context_, " tokens is full; rerun with a larger --ctx-size"));
@@ -522,23 +572,31 @@ absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
     return absl::InvalidArgumentError(absl::StrCat("token id ", token, " is outside the vocabulary of ", n_vocab_));
   const Manifest& m = *m_;
   const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), n_vocab_);
-  const std::string what = absl::StrCat("decode at position ", position_);
   // Greedy steady state: the previous graph launch already advanced the
   // position and copied its argmax into tokens[0], so nothing is written.
   if (device_position_ != position_) {
     StoreI32(io_.data() + io.step_position, position_);
-    RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.position_buffer()), io_.data() + io.step_position, 4));
+    RETURN_IF_ERROR(ToDevice(BufferPtr(m.position_buffer()), io_.data() + io.step_position, 4));
   }
   if (device_token_ != token) {
     StoreI32(io_.data() + io.step_token, token);
-    RETURN_IF_ERROR(stream_->CopyToDevice(BufferPtr(m.tokens_buffer()), io_.data() + io.step_token, 4));
+    RETURN_IF_ERROR(ToDevice(BufferPtr(m.tokens_buffer()), io_.data() + io.step_token, 4));
   }
   device_position_ = -1;
   device_token_ = -1;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
+  RETURN_IF_ERROR(WriteDecodeInputs(token));
+  const Manifest& m = *m_;
+  const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), n_vocab_);
+  const std::string what = absl::StrCat("decode at position ", position_);
+  ++counters_.launches;
   RETURN_IF_ERROR(WithContext(decode_graph_->Launch(*stream_), what));
-  RETURN_IF_ERROR(stream_->CopyToHost(io_.data() + io.argmax, BufferPtr(m.sampled_buffer()), 4));
+  RETURN_IF_ERROR(ToHost(io_.data() + io.argmax, BufferPtr(m.sampled_buffer()), 4));
   if (logits != Logits::kNone)
-    RETURN_IF_ERROR(stream_->CopyToHost(io_.data() + io.logits, BufferPtr(m.logits_buffer()), n_vocab_ * 4));
+    RETURN_IF_ERROR(ToHost(io_.data() + io.logits, BufferPtr(m.logits_buffer()), n_vocab_ * 4));
   RETURN_IF_ERROR(Wait(what));
   StepResult result;
   result.argmax = LoadI32(io_.data() + io.argmax);
@@ -551,6 +609,62 @@ absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
   device_position_ = position_;
   device_token_ = result.argmax;
   return result;
+}
+
+absl::Status Executor::RunPlanTimed(const Plan& plan, const ExprEnv& env) {
+  const size_t n = plan.launches.size();
+  while (timing_.size() < n + 1) {
+    ASSIGN_OR_RETURN(std::unique_ptr<cuda::Event> e, cuda::Event::Create(*ctx_, CU_EVENT_DEFAULT));
+    timing_.push_back(std::move(e));
+  }
+  // Hold the GPU while the host queues every event and launch, so a span is
+  // the kernel's own time and never includes the host's launch latency.
+  uint64_t ns = std::min<uint64_t>(kHoldNsPerLaunch * (n + 1), kMaxHoldNs);
+  void* params[1] = {&ns};
+  ++counters_.launches;
+  RETURN_IF_ERROR(stream_->Launch(hold_, cuda::LaunchConfig{}, params));
+  for (size_t i = 0; i < n; ++i) {
+    RETURN_IF_ERROR(timing_[i]->Record(*stream_));
+    absl::Status s = LaunchOne(plan.launches[i], env);
+    if (!s.ok()) return WithContext(s, absl::StrFormat("%s at T=%d P=%d", plan.launches[i].what, env.t, env.p));
+  }
+  return timing_[n]->Record(*stream_);
+}
+
+absl::StatusOr<ProfiledStep> Executor::FinishProfiled(const Plan& plan, int64_t tokens, const std::string& what) {
+  const IoLayout io = MakeIoLayout(m_->prefill().max_tokens(), n_vocab_);
+  RETURN_IF_ERROR(ToHost(io_.data() + io.argmax, BufferPtr(m_->sampled_buffer()), 4));
+  RETURN_IF_ERROR(Wait(what));
+  ProfiledStep out;
+  out.result.argmax = LoadI32(io_.data() + io.argmax);
+  for (size_t i = 0; i < plan.launches.size(); ++i) {
+    ASSIGN_OR_RETURN(float ms, cuda::Event::ElapsedMs(*timing_[i], *timing_[i + 1]));
+    out.launch_us.push_back(1e3 * static_cast<double>(ms));
+  }
+  position_ += tokens;
+  return out;
+}
+
+absl::StatusOr<ProfiledStep> Executor::ProfileDecode(int32_t token) {
+  RETURN_IF_ERROR(WriteDecodeInputs(token));
+  const std::string what = absl::StrCat("profiled decode at position ", position_);
+  // P is unused by decode (CheckDecodeGraphable), as in the graph.
+  RETURN_IF_ERROR(WithContext(RunPlanTimed(*decode_, ExprEnv{1, 0, context_}), what));
+  return FinishProfiled(*decode_, 1, what);
+}
+
+absl::StatusOr<ProfiledStep> Executor::ProfilePrefill(absl::Span<const int32_t> tokens) {
+  RETURN_IF_ERROR(CheckPrefillTokens(tokens));
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  if (n > prefill_->max_tokens)
+    return absl::InvalidArgumentError(absl::StrCat("a profiled prefill chunk of ", n, " tokens exceeds the plan's ",
+                                                   prefill_->max_tokens));
+  const std::string what = absl::StrFormat("profiled prefill of %d tokens at position %d", n, position_);
+  device_position_ = -1;
+  device_token_ = -1;
+  RETURN_IF_ERROR(WithContext(WritePrefillInputs(tokens), what));
+  RETURN_IF_ERROR(WithContext(RunPlanTimed(*prefill_, ExprEnv{n, position_, context_}), what));
+  return FinishProfiled(*prefill_, n, what);
 }
 
 absl::Status Executor::Rewind(int64_t position) {

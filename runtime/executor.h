@@ -46,6 +46,21 @@ struct StepResult {
   std::vector<float> logits;  // rows x n_vocab, row-major
 };
 
+// What requests cost the host since Executor::Create (or ResetCounters):
+// `kiln bench` divides them by the tokens fed. A greedy decode step is one
+// graph launch, one copy (the argmax) and one sync.
+struct ExecutorCounters {
+  int64_t launches = 0;  // kernel and graph launches (cuLaunchKernelEx, cuGraphLaunch)
+  int64_t syncs = 0;     // waits of the host for the GPU
+  int64_t copies = 0;    // host <-> device copies
+};
+
+// A step run eagerly with a CUDA timing event between launches (profiles).
+struct ProfiledStep {
+  StepResult result;              // the argmax only
+  std::vector<double> launch_us;  // per launch of the plan, in plan order
+};
+
 // The bundle's kernel images: section i's bytes (bundle/bundle_reader.h
 // Bundle::SectionBytes in kiln, a byte vector in tests).
 using SectionBytesFn = std::function<absl::StatusOr<absl::Span<const uint8_t>>(int index)>;
@@ -76,6 +91,19 @@ class Executor {
   absl::Status Rewind(int64_t position);
   void Reset() { (void)Rewind(0); }
 
+  // For `kiln profile` and `kiln bench`; slower than the calls above. Like
+  // Decode(token, kNone), but runs the decode plan eagerly (not the graph)
+  // with a timing event before each launch and after the last. The GPU is
+  // held until every launch is queued, so a launch's span is its kernel's
+  // time (with the gap to the next), never the host's launch latency.
+  absl::StatusOr<ProfiledStep> ProfileDecode(int32_t token);
+  // Feeds `tokens` (at most the prefill plan's max_tokens) as one prefill
+  // chunk at position(), timed the same way.
+  absl::StatusOr<ProfiledStep> ProfilePrefill(absl::Span<const int32_t> tokens);
+
+  const ExecutorCounters& counters() const { return counters_; }
+  void ResetCounters() { counters_ = {}; }
+
   int64_t position() const { return position_; }
   int64_t context() const { return context_; }
   int64_t n_vocab() const { return n_vocab_; }
@@ -93,11 +121,24 @@ class Executor {
   absl::Status UploadTensors(const gguf::GgufFile& file);
   absl::Status PreparePlans();
   absl::Status RunPlan(const Plan& plan, const ExprEnv& env);
+  // Queues kiln_hold, then the plan with timing_[i] recorded before launch i
+  // and timing_[n] after the last; FinishProfiled reads the spans.
+  absl::Status RunPlanTimed(const Plan& plan, const ExprEnv& env);
+  absl::StatusOr<ProfiledStep> FinishProfiled(const Plan& plan, int64_t tokens, const std::string& what);
   absl::Status LaunchOne(const PreparedLaunch& launch, const ExprEnv& env);
   absl::Status Warm();
   absl::Status CaptureDecode();
   // Writes tokens and the position, runs the prefill plan for one chunk.
   absl::Status PrefillChunk(absl::Span<const int32_t> tokens);
+  absl::Status WritePrefillInputs(absl::Span<const int32_t> tokens);
+  // Empty, within the context, every id in the vocabulary.
+  absl::Status CheckPrefillTokens(absl::Span<const int32_t> tokens) const;
+  // Checks a decode step's token and position and writes what the device
+  // does not hold yet (nothing in the greedy steady state).
+  absl::Status WriteDecodeInputs(int32_t token);
+  // Counted host <-> device copies on stream_.
+  absl::Status ToDevice(CUdeviceptr dst, const void* src, uint64_t bytes);
+  absl::Status ToHost(void* dst, CUdeviceptr src, uint64_t bytes);
   // Copies `rows` logits rows starting at `first_row` to the host.
   absl::Status ReadLogits(int64_t first_row, int64_t rows, std::vector<float>* out);
   absl::Status Wait(absl::string_view what);
@@ -120,6 +161,7 @@ class Executor {
   std::unique_ptr<cuda::Module> step_module_;  // kiln's own step-advance kernel
   std::vector<cuda::Function> functions_;      // per Manifest.kernels
   cuda::Function advance_;
+  cuda::Function hold_;                        // kiln_hold, before a profiled plan
   std::unique_ptr<cuda::Stream> stream_;
   std::unique_ptr<cuda::Event> done_;
   std::vector<cuda::DeviceBuffer> buffers_;  // per Manifest.buffers
@@ -127,13 +169,14 @@ class Executor {
   cuda::HostBuffer io_;                      // pinned: tokens, position, argmax, one logits row
   std::unique_ptr<Plan> load_, prefill_, decode_;
   std::unique_ptr<cuda::Graph> decode_graph_;
+  std::vector<std::unique_ptr<cuda::Event>> timing_;  // profiles: one per launch + 1, made on first use
+  ExecutorCounters counters_;
 
   // Host mirror of the device's step state (see Decode).
   int64_t position_ = 0;
   int64_t device_position_ = -1;  // what position_buffer holds; -1: unknown
   int64_t device_token_ = -1;     // what tokens[0] holds; -1: unknown
   bool logits_per_token_ = false;  // prefill leaves one logits row per token
-
 };
 
 }  // namespace kiln::runtime

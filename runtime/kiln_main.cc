@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   static constexpr kiln::Subcommand kCommands[] = {
       {"run", "generate from one prompt (streams text; --dump-logits for checks)", WithNoThink<kiln::runtime::RunRun>},
       {"chat", "multi-turn ChatML conversation on stdin", WithNoThink<kiln::runtime::RunChat>},
+      {"bench", "decode and prefill speed against this GPU's measured read bandwidth",
+       WithNoThink<kiln::runtime::RunBench>},
+      {"profile", "per-kernel times of a decode step and a prefill chunk", WithNoThink<kiln::runtime::RunProfile>},
       {"devices", "list the GPUs the CUDA driver sees", WithNoThink<kiln::runtime::RunDevices>},
   };
   return kiln::DispatchSubcommand(

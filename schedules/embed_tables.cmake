@@ -1,6 +1,11 @@
-# cmake -DOUT=<file.cc> -DTABLES="<a.txtpb;b.txtpb>" -P embed_tables.cmake
-# Writes a C++ source holding each table's bytes (schedules/schedules.h
-# EmbeddedTables), so kilnc needs no source tree at run time.
+# cmake -DOUT=<file.cc> -DTABLES="<a.txtpb;b.txtpb>" [-DFUNCTION=Name] -P embed_tables.cmake
+# Writes a C++ source holding each file's bytes, returned by
+# schedules/schedules.h EmbeddedTables() (or the FUNCTION named, e.g.
+# EmbeddedSpaces for the tuner's search spaces), so kilnc needs no source
+# tree at run time.
+if(NOT FUNCTION)
+  set(FUNCTION EmbeddedTables)
+endif()
 set(_body "")
 set(_list "")
 set(_i 0)
@@ -24,7 +29,7 @@ constexpr EmbeddedTable kTables[] = {
 ${_list}};
 }  // namespace
 
-absl::Span<const EmbeddedTable> EmbeddedTables() { return kTables; }
+absl::Span<const EmbeddedTable> ${FUNCTION}() { return kTables; }
 
 }  // namespace kiln::schedules
 ")

@@ -116,8 +116,7 @@ absl::StatusOr<ScheduleLibrary> ScheduleLibrary::Builtin() {
   return lib;
 }
 
-absl::Status ScheduleLibrary::AddTableText(std::string_view text, std::string_view origin) {
-  ScheduleTable table;
+absl::Status ParseTextProto(std::string_view text, std::string_view origin, google::protobuf::Message* out) {
   google::protobuf::TextFormat::Parser parser;
   std::string error;
   struct Collector : google::protobuf::io::ErrorCollector {
@@ -128,8 +127,14 @@ absl::Status ScheduleLibrary::AddTableText(std::string_view text, std::string_vi
     }
   } collector(&error);
   parser.RecordErrorsTo(&collector);
-  if (!parser.ParseFromString(std::string(text), &table))
+  if (!parser.ParseFromString(std::string(text), out))
     return absl::InvalidArgumentError(absl::StrCat(std::string(origin), ":", error));
+  return absl::OkStatus();
+}
+
+absl::Status ScheduleLibrary::AddTableText(std::string_view text, std::string_view origin) {
+  ScheduleTable table;
+  if (absl::Status s = ParseTextProto(text, origin, &table); !s.ok()) return s;
   return AddTable(std::move(table), origin);
 }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "schedules/schedule.pb.h"
@@ -39,6 +40,12 @@ struct EmbeddedTable {
   std::string_view text;
 };
 absl::Span<const EmbeddedTable> EmbeddedTables();
+// schedules/spaces.txtpb, the tuner's search spaces (schedules/tuning.h).
+absl::Span<const EmbeddedTable> EmbeddedSpaces();
+
+// Parses a text-format proto; InvalidArgument "<origin>:<line>:<col>: ..."
+// naming the first error.
+absl::Status ParseTextProto(std::string_view text, std::string_view origin, google::protobuf::Message* out);
 
 // The schedule message a family uses; InvalidArgument for unknown families.
 absl::StatusOr<ScheduleEntry::ScheduleCase> ScheduleCaseOf(std::string_view family);

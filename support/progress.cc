@@ -21,7 +21,22 @@ void ProgressLine::Update(uint64_t done, uint64_t total) {
   Draw(done, total);
 }
 
+void ProgressLine::UpdateMessage(std::string message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  message_ = std::move(message);
+  auto now = std::chrono::steady_clock::now();
+  if (!enabled_ || now - last_ < std::chrono::milliseconds(100)) return;
+  last_ = now;
+  Draw(done_, total_);
+}
+
 void ProgressLine::Draw(uint64_t done, uint64_t total) {
+  if (!message_.empty()) {
+    // \x1b[K clears what a longer previous line left.
+    std::fprintf(stderr, "\r%s %s\x1b[K", label_.c_str(), message_.c_str());
+    std::fflush(stderr);
+    return;
+  }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double gb = 1e-9 * static_cast<double>(done);
   std::fprintf(stderr, "\r%s %5.1f%% (%.2f / %.2f GB, %.2f GB/s)", label_.c_str(),

@@ -17,6 +17,9 @@ class ProgressLine {
   ProgressLine(std::string label, bool enabled);
   // Thread-safe; redraws at most ~10 times a second.
   void Update(uint64_t done_bytes, uint64_t total_bytes);
+  // Shows `message` after the label instead of byte counts (e.g. the
+  // tuner's "412/580 candidates, 2 faults, best ..."); same redraw limit.
+  void UpdateMessage(std::string message);
   // Ends the line (prints the final state when enabled).
   void Finish();
 
@@ -27,6 +30,7 @@ class ProgressLine {
   std::mutex mu_;
   std::chrono::steady_clock::time_point start_, last_;
   uint64_t done_ = 0, total_ = 0;
+  std::string message_;  // non-empty: drawn instead of the byte counts
 };
 
 }  // namespace kiln

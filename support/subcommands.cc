@@ -10,7 +10,8 @@ void Usage(FILE* out, const char* program, const char* blurb, absl::Span<const S
   std::fprintf(out, "usage: %s <command> [flags]   (%s <command> --help for its flags)\n\n", program, program);
   if (blurb != nullptr && *blurb) std::fprintf(out, "%s\n\n", blurb);
   std::fprintf(out, "commands:\n");
-  for (const Subcommand& c : commands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  for (const Subcommand& c : commands)
+    if (!c.hidden) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
 }
 
 }  // namespace

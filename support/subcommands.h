@@ -15,6 +15,7 @@ struct Subcommand {
   const char* name;
   const char* summary;
   int (*run)(const std::vector<std::string>& args);  // args after the name
+  bool hidden = false;  // runs, but is not listed (internal helpers, e.g. kilnc tune-worker)
 };
 
 // Runs the command named by argv[1] and returns its exit code. `blurb` is a

@@ -4,6 +4,8 @@
 # start, run every CTest test labelled `gpu`, then the benchmark table.
 # Logs go to the folder given as $1 (default $OUT).
 # usage: tools/gpu_check.sh [LOGDIR] [extra ctest arguments, e.g. -E deep]
+# env: KILN_BENCH_TYPES (default "Q8_0 Q4_K_M"; "" skips the 8B bench),
+#      KILN_TUNE_BUDGET (e.g. 100s: tune the 8B models first; tools/gpu_bench.sh)
 set -uo pipefail
 LOG=${1:-${OUT:-/tmp/kiln-gpu-logs}}
 shift || true
@@ -22,12 +24,15 @@ export KILN_BIN_DIR=$BIN
   "$BIN/kiln" devices
 } 2>&1 | tee "$LOG/machine.txt"
 
-# End-to-end decode speed first (a run cut short by the time limit keeps it).
-# KILN_SPEED_TYPES="" skips it.
-SPEED_TYPES=${KILN_SPEED_TYPES-Q8_0 Q4_K_M}
-if [ -n "$SPEED_TYPES" ]; then
-  bash tools/gpu_speed.sh "$BIN" /tmp/kiln-gpu/speed $SPEED_TYPES 2>&1 | tee "$LOG/speed.txt"
-  rm -rf /tmp/kiln-gpu/speed
+# Every test's own output goes to gpu-tests-verbose.log; the summary to the console.
+(cd "$PKG" && ctest -L gpu -V --timeout 900 -j1 "$@") > "$LOG/gpu-tests-verbose.log" 2>&1
+grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|Total Test time" "$LOG/gpu-tests-verbose.log" | tee "$LOG/gpu-tests.log"
+
+# Then Qwen3-8B bench + profile, after a tuning run when KILN_TUNE_BUDGET is set (tools/gpu_bench.sh).
+# KILN_BENCH_TYPES="" skips it.
+BENCH_TYPES=${KILN_BENCH_TYPES-Q8_0 Q4_K_M}
+if [ -n "$BENCH_TYPES" ]; then
+  bash tools/gpu_bench.sh "$BIN" "$LOG" $BENCH_TYPES 2>&1 | tee "$LOG/bench.txt"
+  rm -rf /tmp/kiln-gpu/bench
 fi
 
-(cd "$PKG" && ctest -L gpu --output-on-failure --timeout 900 -j1 "$@") 2>&1 | tee "$LOG/gpu-tests.log"

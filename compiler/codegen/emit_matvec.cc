@@ -13,7 +13,8 @@
 //
 // Activations: each iteration first stages its chunk of x columns (all
 // tokens) in shared memory with coalesced 16-byte loads; pieces then read
-// them conflict-free (kernel_plans.h). Read straight from global memory,
+// them conflict-free (kernel_plans.h). With `stage_all` the split's whole
+// row is staged once up front instead, and the K loop has no barriers. Read straight from global memory,
 // every lane's x loads would touch its own cache lines and the L1 became
 // the bottleneck (ncu on H200: L1 84% busy, DRAM 35%). The weight loads of
 // an iteration are issued before the staging, so they overlap it.
@@ -141,6 +142,12 @@ absl::Status MatVecEmitter::Emit() {
   xs_ = kb_.DynamicShared();
   Value* span = b_.CreateSub(p_end_, p_begin);
   Value* full_chunks = b_.CreateUDiv(span, kb_.I32c(CP));
+  const bool stage_all = plan_.stage_all;
+  if (stage_all) {
+    // The split's whole activation row at once: no barriers in the K loop.
+    StageActivations(p_begin, span);
+    kb_.Barrier();
+  }
   // Full chunks: every thread has all of its `unroll` pieces.
   kb_.For(kb_.I32c(0), full_chunks, kb_.I32c(1), [&](Value* ci) {
     Value* base = b_.CreateAdd(p_begin, b_.CreateMul(ci, kb_.I32c(CP)));
@@ -151,8 +158,10 @@ absl::Status MatVecEmitter::Emit() {
     }
     std::vector<std::vector<std::vector<Value*>>> raw;
     if (!plan_.fmt.staged) raw = LoadDirect(pieces);  // in flight during the staging
-    StageActivations(base, kb_.I32c(CP));
-    kb_.Barrier();
+    if (!stage_all) {
+      StageActivations(base, kb_.I32c(CP));
+      kb_.Barrier();
+    }
     if (plan_.fmt.staged) {
       for (int u = 0; u < U; ++u) ProcessStaged(pieces[u], nullptr, b_.CreateSub(pieces[u], lane_));
     } else {
@@ -161,14 +170,16 @@ absl::Status MatVecEmitter::Emit() {
           for (Value*& w : words) w = kb_.Opaque(w);
       ComputeDirect(pieces, active, raw);
     }
-    kb_.Barrier();  // the chunk is restaged next
+    if (!stage_all) kb_.Barrier();  // the chunk is restaged next
   });
   // The rest (fewer than a chunk): one piece per thread per step, a
   // warp-uniform trip count, pieces past the end clamped and masked.
   Value* tail_begin = b_.CreateAdd(p_begin, b_.CreateMul(full_chunks, kb_.I32c(CP)));
   kb_.If(b_.CreateICmpSLT(tail_begin, p_end_), [&] {
-    StageActivations(tail_begin, b_.CreateSub(p_end_, tail_begin));
-    kb_.Barrier();
+    if (!stage_all) {
+      StageActivations(tail_begin, b_.CreateSub(p_end_, tail_begin));
+      kb_.Barrier();
+    }
     Value* warp_begin = b_.CreateAdd(tail_begin, b_.CreateShl(gwarp_, kb_.I32c(5)));
     kb_.For(warp_begin, p_end_, kb_.I32c(GT), [&](Value* wp) {
       Value* p = b_.CreateAdd(wp, lane_);

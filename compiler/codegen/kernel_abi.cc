@@ -330,7 +330,8 @@ MatVecPlan PlanMatVec(const KernelSpec& spec) {
   p.shared_bytes = off;
   int64_t split_pieces = p.pieces / std::max(1, p.k_split);
   p.chunk_pieces = int64_t{p.group_threads} * p.unroll;
-  p.chunk_cols = std::min(p.chunk_pieces, split_pieces) * p.fmt.piece_weights;
+  p.stage_all = m.stage_all;
+  p.chunk_cols = (p.stage_all ? split_pieces : std::min(p.chunk_pieces, split_pieces)) * p.fmt.piece_weights;
   p.x_token_stride = (p.chunk_cols * 4 + p.chunk_cols / p.fmt.window * 16 + 15) / 16 * 16;
   p.x_bytes = p.x_token_stride * p.tokens;
   return p;

@@ -43,7 +43,9 @@ struct MatVecPlan {
   int64_t stage_offset = 0, stage_bytes = 0;
   int64_t shared_bytes = 0;  // static
   int64_t chunk_pieces = 0;  // pieces per iteration: group_threads * unroll
-  int64_t chunk_cols = 0;    // columns staged at once: of min(chunk_pieces, pieces per split)
+  bool stage_all = false;    // the whole split is staged once, before the K loop
+  int64_t chunk_cols = 0;    // columns staged at once: of min(chunk_pieces, pieces per split),
+                             // or of the whole split with stage_all
   int64_t x_token_stride = 0;  // bytes per token of the staged chunk
   int64_t x_bytes = 0;         // dynamic
 };

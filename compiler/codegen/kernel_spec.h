@@ -63,6 +63,8 @@ struct MatVecSchedule {
   int unroll = 2;           // weight pieces per thread in flight per loop iteration
   int row_groups = 1;       // thread groups per block, each owning rows_per_block/row_groups
                             // rows (for short rows: fewer threads per row)
+  bool stage_all = false;   // stage the split's whole activation row in shared memory once,
+                            // so the K loop runs without block barriers
 };
 
 struct GemmSchedule {

@@ -13,6 +13,8 @@ int RunInspect(const std::vector<std::string>& args);
 int RunTokenize(const std::vector<std::string>& args);
 int RunReference(const std::vector<std::string>& args);
 int RunCompile(const std::vector<std::string>& args);
+int RunTune(const std::vector<std::string>& args);
+int RunTuneWorker(const std::vector<std::string>& args);
 
 }  // namespace kiln::compiler
 

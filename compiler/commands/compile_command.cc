@@ -15,6 +15,7 @@
 #include "compiler/pipelines.h"
 #include "models/qwen3_config.h"
 #include "models/qwen3_graph.h"
+#include "support/read_file.h"
 
 ABSL_FLAG(std::string, dump_dir, "", "write D/NNN-<pass>.kir after every pass and D/index.tsv");
 ABSL_FLAG(std::string, stop_after, "", "stop after this pass");
@@ -22,6 +23,7 @@ ABSL_FLAG(bool, print_after_all, false, "print the IR after every pass to stderr
 ABSL_FLAG(std::string, disable_passes, "", "comma-separated passes to skip");
 ABSL_FLAG(bool, time_passes, false, "print a table of per-pass times to stderr");
 ABSL_FLAG(std::string, target, "sm_90", "GPU target (schedule tables)");
+ABSL_FLAG(std::string, schedules, "", "schedule table (.txtpb) to use instead of the built-in one");
 
 namespace kiln::compiler {
 namespace {
@@ -41,6 +43,8 @@ weight data: the bundle binds to the GGUF's tensors by name, type and shape.
   --disable-passes a,b   skip these passes
   --time-passes          print per-pass times to stderr
   --target sm_90         GPU target for schedule selection (default sm_90)
+  --schedules T.txtpb    use this schedule table (e.g. from kilnc tune --export)
+                         instead of the built-in table of the target
 )";
 
 }  // namespace
@@ -69,6 +73,15 @@ int RunCompile(const std::vector<std::string>& args) {
   const std::string target = absl::GetFlag(FLAGS_target);
   passes::PassContext context;
   context.target = target;
+  const std::string table_path = absl::GetFlag(FLAGS_schedules);
+  std::string table_text;
+  if (!table_path.empty()) {
+    absl::StatusOr<std::string> text = ReadTextFile(table_path);
+    if (!text.ok()) return Fail("compile", text.status());
+    table_text = *std::move(text);
+    context.schedule_table = table_text;
+    context.schedule_table_origin = table_path;
+  }
   if (po.time_passes) std::fprintf(stderr, "building the IR: %.6f s\n", build_s);
   if (absl::Status s = pipeline.Run(**module, context, po); !s.ok()) return Fail("compile", s);
 

@@ -1,8 +1,10 @@
 #include "compiler/lower/lower_to_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/lower/lower_load.h"
@@ -47,6 +49,7 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("k_split", s.matvec.k_split);
   get("unroll", s.matvec.unroll);
   get("row_groups", s.matvec.row_groups);
+  get("stage_all", s.matvec.stage_all);
   get("tile_m", s.gemm.tile_m);
   get("tile_n", s.gemm.tile_n);
   get("tile_k", s.gemm.tile_k);
@@ -76,6 +79,7 @@ class StepLowering {
     if (ret == nullptr || ret->num_operands() < 1) return absl::InternalError("no returned logits");
     for (int i = 0; i < ret->num_operands(); ++i)
       fixed_[Root(ret->operand(i))] = {i == 0 ? io_.logits : io_.sampled, ConstExpr(0)};
+    if (decode_) RETURN_IF_ERROR(PlaceQkvParts());
     for (const auto& op : ops) RETURN_IF_ERROR(Lower(*op));
     return absl::OkStatus();
   }
@@ -127,12 +131,54 @@ class StepLowering {
     }
     const ir::Attribute* fam = op.attr("family");
     const std::string family = fam ? fam->string_value() : "";
+    RETURN_IF_ERROR(LowerFamily(op, family));
+    return NoteBytesRead(op);
+  }
+
+  absl::Status LowerFamily(const Op& op, const std::string& family) {
     if (family == "matvec" || family == "gemm") return MatMul(op);
     if (family == "embed") return Embed(op);
     if (family == "qk_norm_rope_store") return QkNormRopeStore(op);
     if (family == "attention_decode" || family == "attention_prefill") return Attention(op);
     if (family == "argmax") return Argmax(op);
     return Unsupported(op, absl::StrCat("kernel family '", family, "'"));
+  }
+
+  // For profiles (Kernel.bytes_read, bytes_read_per_position): the weight
+  // and KV-cache bytes the kernel's launch (the plan's last one) reads at
+  // T = 1. Every weight global its ops read counts whole, except an embed
+  // table (one row per token); a KV-cache global (shape [C, ...]) counts
+  // one row per position attended to; a kv_store's cache is written, not
+  // read; activations are not counted. Layers share kernels, and every
+  // launch of one kernel reads as much, so the largest is kept.
+  absl::Status NoteBytesRead(const Op& k) {
+    int64_t bytes = 0, per_position = 0;
+    absl::flat_hash_set<const Value*> seen;
+    for (const auto& op : k.region()->ops()) {
+      if (op->kind() == ir::OpKind::kKvStore) continue;
+      for (int i = 0; i < op->num_operands(); ++i) {
+        const Value* v = Root(Outer(k, op->operand(i)));
+        if (!v->is_global() || !seen.insert(v).second) continue;
+        bool kv = false;
+        for (const ir::Dim& d : v->type().shape) kv |= d == ir::Dim::C();
+        if (kv) {
+          ASSIGN_OR_RETURN(int64_t row, TypeBytes(v->type(), 1, 1));
+          per_position += row;
+        } else if (op->kind() == ir::OpKind::kEmbed) {
+          ASSIGN_OR_RETURN(int64_t row, RowBytesOf(v->type()));
+          bytes += row;
+        } else {
+          ASSIGN_OR_RETURN(int64_t all, TypeBytes(v->type()));
+          bytes += all;
+        }
+      }
+    }
+    if (plan_.launches_size() == 0) return absl::InternalError("a kernel without a launch");
+    runtime::Kernel& mk = *ctx_.manifest().mutable_kernels(plan_.launches(plan_.launches_size() - 1).kernel());
+    mk.set_bytes_read(std::max<uint64_t>(mk.bytes_read(), static_cast<uint64_t>(bytes)));
+    if (per_position > mk.bytes_read_per_position().constant())
+      *mk.mutable_bytes_read_per_position() = ConstExpr(per_position);
+    return absl::OkStatus();
   }
 
   absl::Status Unsupported(const Op& op, const std::string& what) {
@@ -233,6 +279,8 @@ class StepLowering {
     }
     if (parts.size() == 1) {
       ASSIGN_OR_RETURN(qkv, At(parts[0]));
+    } else if (parts.size() == 3 && decode_) {
+      qkv = {io_.qkv_scratch, ConstExpr(0)};  // the matvecs wrote there (PlaceQkvParts)
     } else if (parts.size() == 3) {
       ASSIGN_OR_RETURN(qkv, AssembleQkv(k, parts));
     } else {
@@ -248,21 +296,55 @@ class StepLowering {
                        t_);
   }
 
-  // q [T, q_dim], k and v [T, kv_dim] (in either operand order, told apart
-  // by width and by the kv_store's v operand) copied into [T, q+2kv] rows,
-  // viewing every tensor as rows of kv_dim floats.
-  absl::StatusOr<Location> AssembleQkv(const Op& k, const std::vector<const Value*>& parts) {
-    const int64_t g = c_.n_head / c_.n_head_kv, per_token = g + 2;
-    if (io_.qkv_scratch == UINT32_MAX) {
-      Expr bytes = AffineT(per_token * c_.kv_dim() * 4, 0);
-      io_.qkv_scratch = ctx_.AddBuffer("qkv_scratch", Buffer::ACTIVATION, bytes);
+  // The [T, q + 2 kv] rows the qk_norm_rope_store kernel reads, made once.
+  void EnsureQkvScratch() {
+    const int64_t per_token = c_.n_head / c_.n_head_kv + 2;
+    if (io_.qkv_scratch == UINT32_MAX)
+      io_.qkv_scratch = ctx_.AddBuffer("qkv_scratch", Buffer::ACTIVATION, AffineT(per_token * c_.kv_dim() * 4, 0));
+  }
+
+  // Where part `p` (q [T, q_dim], or k or v [T, kv_dim], in either operand
+  // order, told apart by width and by the kv_store's v operand) starts in a
+  // qkv row, in rows of kv_dim floats: q 0, k g, v g + 1.
+  int64_t QkvRow0(const Op& k, const Value* p) {
+    const int64_t g = c_.n_head / c_.n_head_kv;
+    const Value* v = Outer(k, FindIn(k, ir::OpKind::kKvStore)->operand(1));
+    if (p->type().shape.back().value() == c_.q_dim()) return 0;
+    return Root(p) == Root(v) ? g + 1 : g;
+  }
+
+  // Decode (T = 1): a [1, rows] matvec result is already a qkv row segment,
+  // so separately computed q, k and v are written straight into the qkv
+  // scratch at their offsets, and no copies are needed. (Prefill's [T, rows]
+  // results are not; AssembleQkv copies them.)
+  absl::Status PlaceQkvParts() {
+    for (const auto& op : f_.body().ops()) {
+      const ir::Attribute* fam = op->attr("family");
+      if (op->kind() != ir::OpKind::kKernel || fam == nullptr || fam->string_value() != "qk_norm_rope_store" ||
+          FindIn(*op, ir::OpKind::kKvStore) == nullptr)
+        continue;
+      std::vector<const Value*> parts;
+      for (int i = 0; i < op->num_operands(); ++i)
+        if (op->operand(i)->type().dtype != ir::DType::kI32) parts.push_back(op->operand(i));
+      if (parts.size() != 3) continue;
+      EnsureQkvScratch();
+      for (const Value* p : parts) {
+        if (Root(p)->is_global() || fixed_.count(Root(p)))
+          return Unsupported(*op, "a q/k/v part that is not a kernel result of its own");
+        fixed_[Root(p)] = {io_.qkv_scratch, ConstExpr(QkvRow0(*op, p) * c_.kv_dim() * 4)};
+      }
     }
-    const Op* store = FindIn(k, ir::OpKind::kKvStore);
-    const Value* v_inner = store->operand(1);
-    const Value* v = Outer(k, v_inner);
+    return absl::OkStatus();
+  }
+
+  // Prefill: q, k and v copied into [T, q+2kv] rows, viewing every tensor as
+  // rows of kv_dim floats.
+  absl::StatusOr<Location> AssembleQkv(const Op& k, const std::vector<const Value*>& parts) {
+    const int64_t per_token = c_.n_head / c_.n_head_kv + 2;
+    EnsureQkvScratch();
     for (const Value* p : parts) {
       int64_t width = p->type().shape.back().value();
-      int64_t row0 = width == c_.q_dim() ? 0 : (Root(p) == Root(v) ? g + 1 : g);
+      int64_t row0 = QkvRow0(k, p);
       int64_t group = width / c_.kv_dim();
       ASSIGN_OR_RETURN(Location src, At(p));
       KernelSpec s;

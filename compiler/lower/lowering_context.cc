@@ -142,7 +142,8 @@ std::string SpecKey(const codegen::KernelSpec& s) {
       static_cast<int>(s.prologue), "|", static_cast<int>(s.epilogue), "|", s.pair_group, "|", s.eps, "|",
       s.row_bytes, "|", s.n_head, "|", s.n_head_kv, "|", s.head_dim, "|", s.rope_base, "|", s.attn_scale, "|",
       s.kv_f16, "|", s.matvec.threads, ",", s.matvec.rows_per_block, ",", s.matvec.vector_bytes, ",",
-      s.matvec.k_split, ",", s.matvec.max_tokens, "|", s.gemm.tile_m, ",", s.gemm.tile_n, ",", s.gemm.tile_k, ",",
+      s.matvec.k_split, ",", s.matvec.max_tokens, ",", s.matvec.unroll, ",", s.matvec.row_groups, ",",
+      s.matvec.stage_all, "|", s.gemm.tile_m, ",", s.gemm.tile_n, ",", s.gemm.tile_k, ",",
       s.gemm.threads, ",", s.gemm.stages, ",", s.gemm.tensor_cores, "|", s.attention.threads, ",",
       s.attention.split_positions, ",", s.attention.max_splits, ",", s.attention.query_block, ",",
       s.attention.key_block, "|", s.elementwise.threads, "|", s.programmatic_launch);
@@ -180,6 +181,10 @@ Expr GridExpr(const codegen::LaunchExpr& g, const Expr& t, int64_t rows_value, c
 absl::Status LoweringContext::Launch(runtime::Plan& plan, codegen::KernelSpec spec,
                                      const std::vector<LaunchArg>& args, const Expr& t, int64_t rows_value,
                                      const Expr* rows_expr) {
+  // Programmatic dependent launch wherever the target has griddepcontrol:
+  // every emitter waits before touching a predecessor's data, so it only
+  // lets a kernel's launch overlap the previous kernel's tail.
+  spec.programmatic_launch = target_.HasGridDependencyControl();
   const std::string key = SpecKey(spec);
   uint32_t k;
   if (auto it = kernel_index_.find(key); it != kernel_index_.end()) {

@@ -11,6 +11,8 @@ namespace kiln::runtime {
 int RunRun(const std::vector<std::string>& args);
 int RunChat(const std::vector<std::string>& args);
 int RunDevices(const std::vector<std::string>& args);
+int RunBench(const std::vector<std::string>& args);
+int RunProfile(const std::vector<std::string>& args);
 
 // "--no-think" / "--no_think" -> "--think=false" (Abseil spells it --nothink).
 std::vector<std::string> RewriteNoThink(std::vector<std::string> args);

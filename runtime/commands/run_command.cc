@@ -39,7 +39,7 @@ int Fail(const absl::Status& s) { return FailCommand("kiln", "run", s); }
 }  // namespace
 
 int RunRun(const std::vector<std::string>& args) {
-  static const std::string usage = std::string(kRunUsageHead) + kSessionFlagsHelp;
+  static const std::string usage = std::string(kRunUsageHead) + kModelFlagsHelp + kSamplingFlagsHelp;
   ParsedArgs parsed = ParseCommandArgs("kiln", "run", args, usage.c_str());
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())

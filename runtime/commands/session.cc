@@ -23,19 +23,21 @@ ABSL_FLAG(bool, think, true, "chat: let the model think first (--no-think pre-fi
 
 namespace kiln::runtime {
 
-const char kSessionFlagsHelp[] = R"(  -b, --bundle X.kiln   the compiled bundle
+const char kModelFlagsHelp[] = R"(  -b, --bundle X.kiln   the compiled bundle
   -m, --model X.gguf    the GGUF the bundle was compiled for (weights)
   -c, --ctx-size N      context size in tokens (default: the model's)
   --allow-ptx-jit       JIT the bundle's PTX if it has no cubin for this GPU
   --gpu N               GPU ordinal (default 0)
-  -n, --n-predict N     tokens to generate (default -1: until end of generation)
+)";
+
+const char kSamplingFlagsHelp[] = R"(  -n, --n-predict N     tokens to generate (default -1: until end of generation)
   --temp T              temperature; 0 = greedy
   --top-k K             keep the K most likely tokens (default 20; 0 = all)
   --top-p P             nucleus: keep the most likely tokens up to probability P
   -s, --seed N          sampling seed (default: random, printed)
 )";
 
-absl::StatusOr<Session> OpenSession() {
+absl::StatusOr<Session> OpenSession(const ContextChooser& choose_context) {
   const std::string bundle_path = absl::GetFlag(FLAGS_bundle), model_path = absl::GetFlag(FLAGS_model);
   if (bundle_path.empty()) return absl::InvalidArgumentError("no bundle given (use -b X.kiln)");
   if (model_path.empty()) return absl::InvalidArgumentError("no model given (use -m X.gguf)");
@@ -48,6 +50,9 @@ absl::StatusOr<Session> OpenSession() {
   ExecutorOptions options;
   options.device = absl::GetFlag(FLAGS_gpu);
   options.context = absl::GetFlag(FLAGS_ctx_size);
+  if (choose_context) {
+    ASSIGN_OR_RETURN(options.context, choose_context(s.bundle->manifest(), options.context));
+  }
   options.allow_ptx_jit = absl::GetFlag(FLAGS_allow_ptx_jit);
   options.log = [](absl::string_view line) { std::fprintf(stderr, "kiln: %.*s\n", static_cast<int>(line.size()), line.data()); };
   const Bundle& bundle = *s.bundle;

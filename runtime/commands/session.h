@@ -23,8 +23,10 @@ ABSL_DECLARE_FLAG(bool, think);
 
 namespace kiln::runtime {
 
-// The flags of every command that generates; paste into its usage text.
-extern const char kSessionFlagsHelp[];
+// Usage text for the flags of every command that opens a session (bundle,
+// model, context, GPU), and of those that generate (length, sampling).
+extern const char kModelFlagsHelp[];
+extern const char kSamplingFlagsHelp[];
 
 struct Session {
   std::unique_ptr<Bundle> bundle;
@@ -33,10 +35,15 @@ struct Session {
   std::unique_ptr<Executor> executor;
 };
 
+// Picks the context from the bundle's manifest and --ctx-size (0 when not
+// given): `kiln bench` sizes it for what it measures.
+using ContextChooser = std::function<absl::StatusOr<int64_t>(const Manifest& m, int64_t ctx_size_flag)>;
+
 // Opens --bundle and --model, builds the tokenizer from the bundle, and
-// creates the executor (binding check, upload, warm-up) for --ctx-size on
-// --gpu. Status lines go to stderr.
-absl::StatusOr<Session> OpenSession();
+// creates the executor (binding check, upload, warm-up) on --gpu for the
+// context `choose_context` picks (null: --ctx-size). Status lines go to
+// stderr.
+absl::StatusOr<Session> OpenSession(const ContextChooser& choose_context = nullptr);
 
 // Sampling defaults differ per command (kiln run: greedy; kiln chat: Qwen3's
 // recommended settings); flags given on the command line override them.

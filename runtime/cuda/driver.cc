@@ -228,6 +228,14 @@ absl::Status Function::Load() const {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> Function::MaxActiveBlocksPerSm(int block_threads, size_t dynamic_shared) const {
+  int blocks = 0;
+  CUresult r = api_->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f_, block_threads, dynamic_shared);
+  if (r != CUDA_SUCCESS)
+    return CuError(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor", absl::StrCat("kernel '", name_, "'"));
+  return blocks;
+}
+
 // ---------------------------------------------------------------- Module
 
 absl::StatusOr<std::unique_ptr<Module>> Module::Load(const Context& ctx, absl::Span<const uint8_t> image,

@@ -44,6 +44,7 @@ namespace kiln::runtime::cuda {
   X(cuFuncSetAttribute, 9000)             \
   X(cuFuncGetAttribute, 2020)             \
   X(cuFuncLoad, 12040)                    \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
   X(cuMemAlloc, 3020)                     \
   X(cuMemFree, 3020)                      \
   X(cuMemHostAlloc, 2020)                 \
@@ -186,6 +187,9 @@ class Function {
   // Finishes a lazy load now, so the first launch (or a capture) does not
   // pay for it (spec §2, "Lazy loading").
   absl::Status Load() const;
+  // How many blocks of `block_threads` (with `dynamic_shared` bytes) fit on
+  // one multiprocessor at once, for grids of exactly one wave.
+  absl::StatusOr<int> MaxActiveBlocksPerSm(int block_threads, size_t dynamic_shared = 0) const;
 
  private:
   const DriverApi* api_ = nullptr;

@@ -51,11 +51,20 @@ for type in Q8_0 Q4_K_M BF16; do
 done
 check "bundle has load, prefill and decode plans" bash -c "grep -q '^load {' '$T/c_Q8_0.txt' && grep -q '^prefill {' '$T/c_Q8_0.txt' && grep -q '^decode {' '$T/c_Q8_0.txt'"
 check "Q8_0 weights are packed at load" grep -q "pack_q8_0" "$T/c_Q8_0.txt"
+check "kernels state the weight and KV bytes they read (kiln bench/profile)" \
+  bash -c "grep -q '^  bytes_read: ' '$T/c_Q8_0.txt' && grep -q 'bytes_read_per_position { constant: ' '$T/c_Q8_0.txt'"
 "$KILNC" compile "$T/c_Q8_0.gguf" --dump-dir "$T/dump" --stop-after=fuse 2>/dev/null
 check "stop-after dumps up to fuse" bash -c "test -s '$T/dump/003-fuse.kir' && test ! -e '$T/dump/004-select-schedules.kir' && test -s '$T/dump/index.tsv'"
 "$KILNC" compile "$T/c_Q8_0.gguf" --dump-dir "$T/dump2" --stop-after=fuse 2>/dev/null
 check "dumps are byte-identical between runs" diff -r "$T/dump" "$T/dump2" -x index.tsv
 expect_error "unknown pass" "no-such-pass" "$KILNC" compile "$T/c_Q8_0.gguf" --stop-after=no-such-pass
+SCHED=$(cd "$(dirname "$0")/../../schedules" && pwd)
+check "--schedules with the shipped sm_90 table gives the same bundle" \
+  bash -c "'$KILNC' compile '$T/c_Q8_0.gguf' -o '$T/c_sched.kiln' --schedules '$SCHED/sm_90.txtpb' 2>/dev/null && cmp -s '$T/c_sched.kiln' '$T/c_Q8_0.kiln'"
+expect_error "--schedules for another target" "is not a table for target sm_90" \
+  "$KILNC" compile "$T/c_Q8_0.gguf" -o "$T/x.kiln" --schedules "$SCHED/sm_89.txtpb"
+expect_error "--schedules that does not exist" "cannot open $T/none.txtpb" \
+  "$KILNC" compile "$T/c_Q8_0.gguf" -o "$T/x.kiln" --schedules "$T/none.txtpb"
 
 python3 "$SRC/tests/models/write_foreign_gguf.py" "$T/foreign.gguf"
 check "foreign GGUF inspects" bash -c "'$KILNC' inspect '$T/foreign.gguf' | grep -q 'layers 2, embd 128'"

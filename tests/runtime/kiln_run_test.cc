@@ -1,9 +1,11 @@
-// `kiln run`, `kiln chat` and `kiln devices`, in process, on the toy bundle
-// (toy_bundle.h) written to real .kiln and .gguf files. CPU tests (CI): usage,
-// argument errors and the "no GPU" message. GPU tests (suite KilnRunGpuTest,
-// CTest label `gpu`): the streamed text, --tokens, --dump-logits, host-side
-// sampling and multi-turn chat with KV reuse, each checked against the CPU
-// model and the same tokenizer.
+// `kiln run`, `kiln chat`, `kiln devices`, `kiln bench` and `kiln profile`,
+// in process, on the toy bundle (toy_bundle.h) written to real .kiln and
+// .gguf files. CPU tests (CI): usage, argument errors (bench's and profile's
+// context checks included) and the "no GPU" message. GPU tests (suite
+// KilnRunGpuTest, CTest label `gpu`): the streamed text, --tokens,
+// --dump-logits, host-side sampling and multi-turn chat with KV reuse, each
+// checked against the CPU model and the same tokenizer; bench's and
+// profile's tables and JSON against the toy's plans.
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -25,6 +27,7 @@
 #include "runtime/sampler.h"
 #include "runtime/vocab_from_manifest.h"
 #include "support/npy.h"
+#include "tests/runtime/json_test_util.h"
 #include "tests/runtime/toy_bundle.h"
 
 namespace kiln::runtime {
@@ -99,6 +102,16 @@ class KilnRunTest : public ::testing::Test {
   void TearDown() override {
     for (const std::string& p : {kiln_path_, gguf_path_, dir_ + "/logits.npy"}) std::remove(p.c_str());
     rmdir(dir_.c_str());
+  }
+  // Rewrites the bundle with read-byte figures: the logits kernel reads 1000
+  // weight bytes, the store kernel 4 KV bytes per position.
+  void StateReadBytes() {
+    bundle_.manifest.mutable_kernels(kLogitsKernel)->set_bytes_read(1000);
+    *bundle_.manifest.mutable_kernels(kStore)->mutable_bytes_read_per_position() = E(4);
+    std::vector<compiler::SectionInput> sections;
+    for (const ToyImage& i : bundle_.images) sections.push_back({i.kind, i.target, i.bytes});
+    absl::Status s = compiler::WriteBundle(kiln_path_, bundle_.manifest, sections);
+    ASSERT_TRUE(s.ok()) << s;
   }
   std::vector<std::string> Files(std::vector<std::string> more) {
     std::vector<std::string> args = {"-b", kiln_path_, "-m", gguf_path_, "--allow-ptx-jit"};
@@ -175,6 +188,38 @@ TEST_F(KilnRunTest, MissingInputsAreOneLineErrors) {
   EXPECT_THAT(o.err, HasSubstr("give either --prompt or --tokens"));
 }
 
+TEST_F(KilnRunTest, BenchAndProfileHelpAndArgumentErrors) {
+  Output o = Kiln(RunBench, {"--help"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_THAT(o.out, StartsWith("usage: kiln bench -b X.kiln -m X.gguf"));
+  EXPECT_THAT(o.out, HasSubstr("--depths D,.."));
+  EXPECT_THAT(o.out, HasSubstr("--ctx-size"));
+  o = Kiln(RunProfile, {"-h"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_THAT(o.out, HasSubstr("--by kernel|family"));
+  o = Kiln(RunBench, Files({"--depths", "0,x"}));
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kiln bench: error: bad value 'x' in --depths: want integers >= 0 separated by commas\n");
+  o = Kiln(RunBench, Files({"--steps", "0"}));
+  EXPECT_THAT(o.err, HasSubstr("--steps 0 must be at least 1"));
+  o = Kiln(RunProfile, Files({"--by", "layer"}));
+  EXPECT_EQ(o.err, "kiln profile: error: --by layer: want kernel or family\n");
+  // Checked against the bundle before the GPU is touched: the toy model's
+  // context is 256 tokens, its prefill chunk 8.
+  o = Kiln(RunBench, Files({"--depths", "0,1000", "--prompt-lengths", "8"}));
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, HasSubstr("need a context of 1132 tokens, more than the model's context length 256"));
+  o = Kiln(RunBench, Files({"--depths", "0", "--prompt-lengths", "300"}));
+  EXPECT_THAT(o.err, HasSubstr("prompts of up to 300 tokens and 4 + 128 decode steps from depth 0 need a "
+                               "context of 300 tokens"));
+  o = Kiln(RunBench, Files({"--depths", "0", "--prompt-lengths", "8", "-c", "40"}));
+  EXPECT_THAT(o.err, HasSubstr("need a context of 132 tokens; --ctx-size 40 is less"));
+  o = Kiln(RunProfile, Files({"--prompt-length", "9"}));
+  EXPECT_EQ(o.err, "kiln profile: error: --prompt-length 9 exceeds the prefill plan's chunk of 8 tokens\n");
+  o = Kiln(RunProfile, Files({"--depth", "200"}));
+  EXPECT_THAT(o.err, HasSubstr("more than the model's context length 256"));
+}
+
 TEST_F(KilnRunTest, WithoutAGpuTheErrorSaysSo) {
   if (HaveDriver()) GTEST_SKIP() << "this machine has an NVIDIA driver";
   Output o = Kiln(RunRun, Files({"-p", "ab", "-n", "4"}));
@@ -184,6 +229,10 @@ TEST_F(KilnRunTest, WithoutAGpuTheErrorSaysSo) {
   o = Kiln(RunDevices, {});
   EXPECT_EQ(o.code, 1);
   EXPECT_THAT(o.err, StartsWith("kiln devices: error: no NVIDIA driver found"));
+  o = Kiln(RunBench, Files({"--depths", "0", "--prompt-lengths", "8"}));
+  EXPECT_THAT(o.err, StartsWith("kiln bench: error: no NVIDIA driver found"));
+  o = Kiln(RunProfile, Files({}));
+  EXPECT_THAT(o.err, StartsWith("kiln profile: error: no NVIDIA driver found"));
 }
 
 // ------------------------------------------------------------ GPU tests
@@ -299,6 +348,83 @@ TEST_F(KilnRunGpuTest, LongGreedyRunMatchesAndReportsItsSpeed) {
   }
   EXPECT_EQ(o.out, absl::StrJoin(want, " ") + "\n");
   std::fprintf(stderr, "%s", o.err.c_str());
+}
+
+TEST_F(KilnRunGpuTest, BenchJsonHasEveryMeasurementAndTheToysCounts) {
+  StateReadBytes();
+  Output o = Kiln(RunBench, Files({"--prompt-lengths", "8,20", "--depths", "0,40", "--steps", "16", "--reps", "2",
+                                   "--json"}));
+  ASSERT_EQ(o.code, 0) << o.err;
+  std::fprintf(stderr, "%s", o.out.c_str());
+  google::protobuf::Struct s = ParseJson(o.out);
+  EXPECT_EQ(Field(s, "context").number_value(), 60);  // depth 40 + 4 warm-up + 16 timed steps
+  EXPECT_EQ(Field(s, "kernels_per_token").number_value(), 4);  // 3 decode launches + the step advance
+  EXPECT_TRUE(Field(s, "bytes_known").bool_value());
+  EXPECT_GT(Field(s, "probe_gb_per_s").number_value(), 100);
+  EXPECT_GT(Field(s, "startup_to_first_token_ms").number_value(), 0);
+  EXPECT_EQ(Field(s, "ttft_prompt_tokens").number_value(), 8);
+  const double first = Field(s, "first_ttft_ms").number_value(), second = Field(s, "second_ttft_ms").number_value();
+  EXPECT_GT(first, 0);
+  EXPECT_GT(second, 0);
+  EXPECT_LT(first, 5 * second + 50) << "the first request paid for something the warm-up should have done";
+  const auto& prefill = Field(s, "prefill").list_value().values();
+  ASSERT_EQ(prefill.size(), 2);
+  EXPECT_EQ(Field(prefill[1].struct_value(), "tokens").number_value(), 20);
+  EXPECT_GT(Field(prefill[1].struct_value(), "tok_per_s").number_value(), 0);
+  const auto& decode = Field(s, "decode").list_value().values();
+  ASSERT_EQ(decode.size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    const google::protobuf::Struct& d = decode[i].struct_value();
+    const double depth = i == 0 ? 0 : 40;
+    EXPECT_EQ(Field(d, "depth").number_value(), depth);
+    EXPECT_EQ(Field(d, "steps").number_value(), 16);
+    // Greedy decode through the graph: nothing but the launch, the argmax
+    // copy and the wait.
+    EXPECT_EQ(Field(d, "host_launches_per_token").number_value(), 1);
+    EXPECT_EQ(Field(d, "host_syncs_per_token").number_value(), 1);
+    EXPECT_EQ(Field(d, "host_copies_per_token").number_value(), 1);
+    EXPECT_GT(Field(d, "tok_per_s").number_value(), 0);
+    EXPECT_GT(Field(d, "kernel_ms_per_token").number_value(), 0);
+    EXPECT_EQ(Field(d, "weight_bytes_per_token").number_value(), 1000);
+    // Middle timed position depth + 4 + 8 attends to depth + 13 positions.
+    EXPECT_EQ(Field(d, "kv_bytes_per_token").number_value(), 4 * (depth + 13));
+    EXPECT_GT(Field(d, "gb_per_s").number_value(), 0);
+    EXPECT_GT(Field(d, "probe_percent").number_value(), 0);
+  }
+  o = Kiln(RunBench, Files({"--prompt-lengths", "8", "--depths", "0", "--steps", "8"}));
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("kiln bench on NVIDIA "));
+  EXPECT_THAT(o.out, HasSubstr("% of probe"));
+  std::fprintf(stderr, "%s", o.out.c_str());
+}
+
+TEST_F(KilnRunGpuTest, ProfileRowsAddUpToThePlans) {
+  StateReadBytes();
+  Output o = Kiln(RunProfile, Files({"--depth", "5", "--steps", "8", "--json"}));
+  ASSERT_EQ(o.code, 0) << o.err;
+  google::protobuf::Struct s = ParseJson(o.out);
+  for (const char* step : {"decode", "prefill"}) {
+    const google::protobuf::Struct& t = Field(s, step).struct_value();
+    EXPECT_EQ(Field(t, "launches_per_step").number_value(), 3) << step;
+    double count = 0, ms = 0;
+    for (const auto& row : Field(t, "kernels").list_value().values()) {
+      count += Field(row.struct_value(), "count").number_value();
+      ms += Field(row.struct_value(), "total_ms").number_value();
+      EXPECT_GT(Field(row.struct_value(), "p50_us").number_value(), 0);
+    }
+    EXPECT_EQ(count, 3) << step;
+    EXPECT_NEAR(ms, Field(t, "kernel_ms_per_step").number_value(), 1e-3) << step;
+    EXPECT_GT(Field(t, "wall_ms_per_step").number_value(), 0) << step;
+  }
+  EXPECT_EQ(Field(Field(s, "decode").struct_value(), "steps_profiled").number_value(), 8);
+  EXPECT_EQ(Field(Field(s, "prefill").struct_value(), "tokens").number_value(), 8);  // the plan's chunk
+
+  o = Kiln(RunProfile, Files({"--steps", "4", "--by", "family"}));
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("decode step (T=1, P="));
+  EXPECT_THAT(o.out, HasSubstr("prefill chunk (T=8, P=0)"));
+  EXPECT_THAT(o.out, HasSubstr("\ntoy "));
+  std::fprintf(stderr, "%s", o.out.c_str());
 }
 
 TEST_F(KilnRunGpuTest, DevicesListsTheGpu) {

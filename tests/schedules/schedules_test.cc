@@ -49,8 +49,17 @@ TEST(Schedules, EveryFamilyOfEveryTableHasAnEntryOfItsKind) {
 
 TEST(Schedules, LookupPicksByDtypeAndShapeRange) {
   auto lib = *ScheduleLibrary::Builtin();
-  auto q4 = *lib.Lookup({"matvec", "q4_k", 4096, 4096}, "sm_90");
+  auto q4 = *lib.Lookup({"matvec", "q4_k", 4096, 1536}, "sm_90");
   auto f16 = *lib.Lookup({"matvec", "f16", 4096, 4096}, "sm_90");
+  // 8B-sized shapes take the measured entries listed before the catch-alls:
+  // long rows (down), tall matrices (gate/up), the rest.
+  auto q4_down = *lib.Lookup({"matvec", "q4_k", 4096, 12288}, "sm_90");
+  auto q4_tall = *lib.Lookup({"matvec", "q4_k", 24576, 4096}, "sm_90");
+  auto q4_qkv = *lib.Lookup({"matvec", "q4_k", 6144, 4096}, "sm_90");
+  EXPECT_EQ(q4_down.entry.matvec().threads(), 64);
+  EXPECT_EQ(q4_tall.entry.matvec().row_groups(), 4);
+  EXPECT_EQ(q4_qkv.entry.matvec().rows_per_block(), 16);
+  EXPECT_EQ(q4_qkv.entry.matvec().row_groups(), 2);
   EXPECT_EQ(q4.entry.matvec().rows_per_block(), 8);
   EXPECT_EQ(f16.entry.matvec().rows_per_block(), 2);
   EXPECT_EQ(q4.entry.matvec().threads(), 256);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/codegen/reference_kernels.h"
+#include "compiler/tune/bench.h"
 #include "gtest/gtest.h"
 #include "models/quant/float16.h"
 #include "runtime/cuda/driver.h"
@@ -126,103 +127,26 @@ void Launch(Gpu* gpu, const Loaded& l, const std::string& name, const std::vecto
   ASSERT_TRUE(f.ok()) << f.status();
   ASSERT_EQ(args.size(), k->abi.params.size()) << name;
   // Above 48 KiB of static + dynamic shared memory a kernel needs the opt-in.
-  if (k->abi.static_shared_bytes + k->abi.dynamic_shared_bytes > 48 * 1024) {
-    ASSERT_TRUE(f->SetMaxDynamicSharedMemory(static_cast<int>(k->abi.dynamic_shared_bytes),
-                                             gpu->ctx->device().max_shared_per_block_optin)
-                    .ok());
-  }
+  ASSERT_TRUE(tune::AllowSharedMemory(*gpu->ctx, *f, k->abi).ok());
   std::vector<Arg> a = args;
   std::vector<void*> params;
   for (Arg& x : a) params.push_back(x.is_ptr ? static_cast<void*>(&x.ptr) : static_cast<void*>(&x.i));
-  cu::LaunchConfig cfg;
-  for (int d = 0; d < 3; ++d) {
-    cfg.grid[d] = static_cast<uint32_t>(k->abi.grid[d].Eval(T, rows_arg));
-    cfg.block[d] = static_cast<uint32_t>(k->abi.block[d]);
-  }
-  cfg.shared_bytes = static_cast<uint32_t>(k->abi.dynamic_shared_bytes);
-  cfg.programmatic = k->programmatic_launch;
+  const cu::LaunchConfig cfg = tune::LaunchConfigFor(k->abi, k->programmatic_launch, T, rows_arg);
   absl::Status s = gpu->stream->Launch(*f, cfg, params.data());
   ASSERT_TRUE(s.ok()) << s;
   s = gpu->stream->Synchronize();
   ASSERT_TRUE(s.ok()) << name << ": " << s;
 }
 
-// max |got - want| / max |want|; NaN anywhere fails.
-double RelErr(const std::vector<float>& got, const std::vector<float>& want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (std::isnan(got[i]) != std::isnan(want[i])) return INFINITY;
-    if (std::isnan(want[i])) continue;
-    num = std::max(num, std::fabs(double(got[i]) - want[i]));
-    den = std::max(den, std::fabs(double(want[i])));
-  }
-  return den == 0 ? num : num / den;
-}
+// Random inputs and the error measure are the tuner's (compiler/tune/bench.h).
+using tune::PutHalf;
+using tune::RandomCache;
+using tune::RandomFloats;
+using tune::RelErr;
 
-std::vector<float> RandomFloats(std::mt19937& rng, size_t n, float lo = -1.0f, float hi = 1.0f) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-void PutHalf(uint8_t* p, float v) {
-  uint16_t h = quant::FloatToHalf(v);
-  std::memcpy(p, &h, 2);
-}
-
-// A random [rows][cols] weight in `f`'s layout with sane scales.
 void RandomWeights(std::mt19937& rng, WeightFormat f, int64_t rows, int64_t cols, std::vector<uint8_t>* w,
                    std::vector<uint8_t>* scales) {
-  const int64_t bytes = WeightRowBytes(f, cols) * rows;
-  w->resize(static_cast<size_t>(bytes));
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::uniform_real_distribution<float> unit(-1.0f, 1.0f), scale(0.002f, 0.02f);
-  FormatGeometry g = GetFormatGeometry(f);
-  switch (f) {
-    case WeightFormat::kF32:
-      for (int64_t i = 0; i < rows * cols; ++i) {
-        float v = unit(rng);
-        std::memcpy(w->data() + 4 * i, &v, 4);
-      }
-      return;
-    case WeightFormat::kF16:
-      for (int64_t i = 0; i < rows * cols; ++i) PutHalf(w->data() + 2 * i, unit(rng));
-      return;
-    case WeightFormat::kBF16:
-      for (int64_t i = 0; i < rows * cols; ++i) {
-        uint16_t b = quant::FloatToBf16(unit(rng));
-        std::memcpy(w->data() + 2 * i, &b, 2);
-      }
-      return;
-    default:
-      break;
-  }
-  for (uint8_t& b : *w) b = static_cast<uint8_t>(byte(rng));
-  const int64_t blocks = bytes / g.block_bytes;
-  for (int64_t i = 0; f != WeightFormat::kQ8_0Planar && i < blocks; ++i) {
-    uint8_t* blk = w->data() + i * g.block_bytes;
-    switch (f) {
-      case WeightFormat::kQ8_0:
-      case WeightFormat::kQ4_0:
-        PutHalf(blk, scale(rng));
-        break;
-      case WeightFormat::kQ4_K:
-      case WeightFormat::kQ5_K:
-        PutHalf(blk, scale(rng));
-        PutHalf(blk + 2, scale(rng));
-        break;
-      case WeightFormat::kQ6_K:
-        PutHalf(blk + 208, scale(rng) * 0.1f);
-        break;
-      default:
-        break;
-    }
-  }
-  if (f == WeightFormat::kQ8_0Planar) {
-    scales->resize(static_cast<size_t>(rows * cols / 32 * 2));
-    for (int64_t i = 0; i < rows * cols / 32; ++i) PutHalf(scales->data() + 2 * i, scale(rng));
-  }
+  tune::RandomWeights(rng(), f, rows, cols, w, scales);
 }
 
 // Runs a matvec/gemm spec on the GPU and the reference; returns the error.
@@ -286,6 +210,20 @@ TEST(CodegenGpu, MatVecAllFormatsTiny) {
   KernelSpec odd = testing::MatVec("mv_q8_0p_oddrows", WeightFormat::kQ8_0Planar, 257, 2048, Prologue::kRmsNorm);
   odd.matvec.unroll = 3;
   specs.push_back(odd);
+  // The whole activation row staged once (no barriers in the K loop), with
+  // RMSNorm, a tail, a k split, and a staged GGUF format.
+  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K, WeightFormat::kQ4_0}) {
+    KernelSpec sa = testing::MatVec(absl::StrCat("mv_", WeightFormatName(f), "_stageall"), f, 259, 2304,
+                                    Prologue::kRmsNorm, Epilogue::kStore, 4);
+    sa.matvec.stage_all = true;
+    sa.matvec.threads = 128;
+    specs.push_back(sa);
+  }
+  KernelSpec sak = testing::MatVec("mv_q8_0p_stageall_ksplit", WeightFormat::kQ8_0Planar, 100, 4096,
+                                   Prologue::kNone, Epilogue::kAddInPlace);
+  sak.matvec.stage_all = true;
+  sak.matvec.k_split = 2;
+  specs.push_back(sak);
   Loaded l = Load(gpu, specs);
   uint32_t seed = 1;
   for (const KernelSpec& s : specs) {
@@ -382,18 +320,6 @@ KernelSpec AttnBase(const AttnModel& m, bool f16) {
   s.attn_scale = 1.0f / std::sqrt(static_cast<float>(m.head_dim));
   s.programmatic_launch = true;
   return s;
-}
-
-std::vector<uint8_t> RandomCache(std::mt19937& rng, int64_t n, bool f16) {
-  std::vector<float> v = RandomFloats(rng, size_t(n));
-  std::vector<uint8_t> out(size_t(n) * (f16 ? 2 : 4));
-  for (int64_t i = 0; i < n; ++i) {
-    if (f16)
-      PutHalf(out.data() + 2 * i, v[size_t(i)]);
-    else
-      std::memcpy(out.data() + 4 * i, &v[size_t(i)], 4);
-  }
-  return out;
 }
 
 std::vector<float> CacheAsFloat(const std::vector<uint8_t>& c, bool f16) {
@@ -568,6 +494,41 @@ TEST(CodegenGpu, ArgmaxPackCopy) {
   }
 }
 
+// Time per launch (T = 1) of a matvec over weight copies rotated through
+// 1 GiB so the L2 does not serve them; the median of `samples` batches of
+// `iters` launches, after one pass over the copies.
+double TimeMatVecUs(Gpu* gpu, const Loaded& l, const KernelSpec& s, int iters, int samples = 1) {
+  const int64_t wbytes = WeightRowBytes(s.weight, s.cols) * s.rows;
+  const int64_t sbytes = s.weight == WeightFormat::kQ8_0Planar ? s.rows * s.cols / 32 * 2 : 0;
+  auto copies = tune::CopyWeights(*gpu->ctx, *gpu->stream, 0, wbytes, 0, sbytes, int64_t{1} << 30);
+  EXPECT_TRUE(copies.ok()) << copies.status();
+  if (!copies.ok()) return 0;
+  Buffers bufs(gpu);
+  std::vector<float> x(size_t(s.cols), 0.5f), nw(size_t(s.cols), 1.0f), out(size_t(s.rows), 0.0f);
+  CUdeviceptr dx = bufs.Upload(x), dnw = bufs.Upload(nw), dout = bufs.Upload(out);
+  auto f = l.module->GetFunction(s.name);
+  EXPECT_TRUE(f.ok());
+  const CompiledKernel* k = nullptr;
+  for (const CompiledKernel& c : l.compiled.kernels)
+    if (c.name == s.name) k = &c;
+  if (!f.ok() || k == nullptr) return 0;
+  EXPECT_TRUE(tune::AllowSharedMemory(*gpu->ctx, *f, k->abi).ok());
+  const cu::LaunchConfig cfg = tune::LaunchConfigFor(k->abi, true, 1);
+  int32_t T = 1;
+  CUdeviceptr w = 0, sc = 0;
+  void* params[] = {&w, &sc, &dx, &dnw, &dout, &T};
+  const int n = copies->count();
+  auto t = tune::TimeLaunches(*gpu->ctx, *gpu->stream, *f, cfg,
+                              [&](int i) {
+                                w = copies->w[size_t(i % n)].ptr();
+                                sc = copies->scales[size_t(i % n)].ptr();
+                                return static_cast<void**>(params);
+                              },
+                              n, samples, iters);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? t->median_us : 0;
+}
+
 // Decode matvecs of Qwen3-8B: achieved read bandwidth (weights only), over
 // enough copies of the weights to defeat the L2.
 TEST(CodegenGpu, MatVecBandwidth8B) {
@@ -595,57 +556,7 @@ TEST(CodegenGpu, MatVecBandwidth8B) {
   for (const KernelSpec& s : specs) {
     const int64_t wbytes = WeightRowBytes(s.weight, s.cols) * s.rows;
     const int64_t sbytes = s.weight == WeightFormat::kQ8_0Planar ? s.rows * s.cols / 32 * 2 : 0;
-    const int copies = static_cast<int>(std::max<int64_t>(2, (int64_t{1} << 30) / (wbytes + sbytes)));
-    Buffers bufs(gpu);
-    std::vector<cu::DeviceBuffer> keep;
-    std::vector<CUdeviceptr> ws, ss;
-    for (int i = 0; i < copies; ++i) {
-      for (int64_t bytes : {wbytes, std::max<int64_t>(sbytes, 256)}) {
-        auto b = cu::DeviceBuffer::Allocate(*gpu->ctx, uint64_t(bytes));
-        ASSERT_TRUE(b.ok());
-        // 0x11 bytes: f16 scales of 4.5e-4, finite weights in every format.
-        ASSERT_TRUE(gpu->stream->Memset(b->ptr(), 0x11, uint64_t(bytes)).ok());
-        (bytes == wbytes && ws.size() == ss.size() ? ws : ss).push_back(b->ptr());
-        keep.push_back(*std::move(b));
-      }
-    }
-    std::vector<float> x(size_t(s.cols), 0.5f), nw(size_t(s.cols), 1.0f), out(size_t(s.rows), 0.0f);
-    CUdeviceptr dx = bufs.Upload(x), dnw = bufs.Upload(nw), dout = bufs.Upload(out);
-    auto f = l.module->GetFunction(s.name);
-    ASSERT_TRUE(f.ok());
-    const CompiledKernel* k = nullptr;
-    for (const CompiledKernel& c : l.compiled.kernels)
-      if (c.name == s.name) k = &c;
-    cu::LaunchConfig cfg;
-    for (int d = 0; d < 3; ++d) {
-      cfg.grid[d] = static_cast<uint32_t>(k->abi.grid[d].Eval(1));
-      cfg.block[d] = static_cast<uint32_t>(k->abi.block[d]);
-    }
-    cfg.programmatic = true;
-    cfg.shared_bytes = static_cast<uint32_t>(k->abi.dynamic_shared_bytes);
-    if (k->abi.static_shared_bytes + k->abi.dynamic_shared_bytes > 48 * 1024) {
-      ASSERT_TRUE(f->SetMaxDynamicSharedMemory(static_cast<int>(k->abi.dynamic_shared_bytes),
-                                               gpu->ctx->device().max_shared_per_block_optin)
-                      .ok());
-    }
-    int32_t T = 1;
-    auto run = [&](int iters) {
-      for (int it = 0; it < iters; ++it) {
-        CUdeviceptr w = ws[size_t(it % copies)], sc = ss[size_t(it % copies)];
-        void* params[] = {&w, &sc, &dx, &dnw, &dout, &T};
-        EXPECT_TRUE(gpu->stream->Launch(*f, cfg, params).ok());
-      }
-    };
-    run(copies);
-    ASSERT_TRUE(gpu->stream->Synchronize().ok());
-    auto e0 = *cu::Event::Create(*gpu->ctx, CU_EVENT_DEFAULT), e1 = *cu::Event::Create(*gpu->ctx, CU_EVENT_DEFAULT);
-    const int iters = 200;
-    ASSERT_TRUE(e0->Record(*gpu->stream).ok());
-    run(iters);
-    ASSERT_TRUE(e1->Record(*gpu->stream).ok());
-    ASSERT_TRUE(e1->Synchronize().ok());
-    float ms = *cu::Event::ElapsedMs(*e0, *e1);
-    double us = 1000.0 * ms / iters;
+    const double us = TimeMatVecUs(gpu, l, s, 200);
     std::printf("%-20s %7.2f us/launch  %6.0f GB/s (weights %.1f MB)\n", s.name.c_str(), us,
                 double(wbytes + sbytes) / (us * 1e3), double(wbytes + sbytes) / 1e6);
   }
@@ -664,10 +575,13 @@ TEST(CodegenGpu, DISABLED_MatVecScheduleSweep) {
   REQUIRE_GPU();
   struct Sched {
     int threads, rows, groups, unroll;
+    bool stage_all;
   };
-  const Sched scheds[] = {{256, 4, 1, 2}, {64, 4, 1, 1},  {64, 8, 1, 1},   {128, 8, 2, 1}, {128, 16, 2, 1},
-                          {128, 8, 4, 2}, {128, 16, 4, 1}, {256, 16, 4, 1}, {256, 8, 4, 2}, {32, 4, 1, 2},
-                          {32, 8, 1, 1},  {64, 4, 1, 2},   {128, 4, 1, 2},  {256, 16, 8, 2}, {64, 8, 2, 1}};
+  const Sched scheds[] = {{256, 4, 1, 2},  {64, 4, 1, 1},   {64, 8, 1, 1},   {128, 8, 2, 1},  {128, 16, 2, 1},
+                          {128, 8, 4, 2},  {128, 16, 4, 1}, {256, 16, 4, 1}, {256, 8, 4, 2},  {32, 4, 1, 2},
+                          {32, 8, 1, 1},   {64, 4, 1, 2},   {128, 4, 1, 2},  {256, 16, 8, 2}, {64, 8, 2, 1},
+                          {128, 8, 1, 1, true}, {256, 8, 2, 1, true}, {256, 16, 4, 1, true}, {512, 16, 4, 1, true},
+                          {256, 4, 1, 2, true}};
   struct Shape {
     const char* name;
     int64_t rows, cols;
@@ -683,13 +597,14 @@ TEST(CodegenGpu, DISABLED_MatVecScheduleSweep) {
     for (const Shape& sh : shapes)
       for (const Sched& sc : scheds) {
         KernelSpec s = testing::MatVec(absl::StrCat("sw_", WeightFormatName(f), "_", sh.name, "_", sc.threads, "_",
-                                                    sc.rows, "_", sc.groups, "_", sc.unroll),
+                                                    sc.rows, "_", sc.groups, "_", sc.unroll, sc.stage_all ? "_sa" : ""),
                                        f, sh.rows, sh.cols, sh.pro, sh.epi);
         s.pair_group = sh.epi == Epilogue::kSiluMulPairs ? 2 : 0;
         s.matvec.threads = sc.threads;
         s.matvec.rows_per_block = sc.rows;
         s.matvec.row_groups = sc.groups;
         s.matvec.unroll = sc.unroll;
+        s.matvec.stage_all = sc.stage_all;
         s.programmatic_launch = true;
         if (!DescribeKernel(s, gpu->target).ok()) continue;
         const char* filter = std::getenv("KILN_SWEEP_FILTER");
@@ -706,57 +621,9 @@ TEST(CodegenGpu, DISABLED_MatVecScheduleSweep) {
   for (const KernelSpec& s : specs) {
     const int64_t wbytes = WeightRowBytes(s.weight, s.cols) * s.rows;
     const int64_t sbytes = s.weight == WeightFormat::kQ8_0Planar ? s.rows * s.cols / 32 * 2 : 0;
-    const int copies = static_cast<int>(std::max<int64_t>(2, (int64_t{1} << 30) / (wbytes + sbytes)));
-    Buffers bufs(gpu);
-    std::vector<cu::DeviceBuffer> keep;
-    std::vector<CUdeviceptr> ws, ss;
-    for (int i = 0; i < copies; ++i) {
-      for (int which = 0; which < 2; ++which) {
-        int64_t bytes = which == 0 ? wbytes : std::max<int64_t>(sbytes, 256);
-        auto b = cu::DeviceBuffer::Allocate(*gpu->ctx, uint64_t(bytes));
-        ASSERT_TRUE(b.ok());
-        ASSERT_TRUE(gpu->stream->Memset(b->ptr(), 0x11, uint64_t(bytes)).ok());
-        (which == 0 ? ws : ss).push_back(b->ptr());
-        keep.push_back(*std::move(b));
-      }
-    }
-    std::vector<float> x(size_t(s.cols), 0.5f), nw(size_t(s.cols), 1.0f), out(size_t(s.rows), 0.0f);
-    CUdeviceptr dx = bufs.Upload(x), dnw = bufs.Upload(nw), dout = bufs.Upload(out);
+    const double us = TimeMatVecUs(gpu, l, s, 100);
     auto f = l.module->GetFunction(s.name);
-    ASSERT_TRUE(f.ok());
-    const CompiledKernel* k = nullptr;
-    for (const CompiledKernel& c : l.compiled.kernels)
-      if (c.name == s.name) k = &c;
-    cu::LaunchConfig cfg;
-    for (int d = 0; d < 3; ++d) {
-      cfg.grid[d] = static_cast<uint32_t>(k->abi.grid[d].Eval(1));
-      cfg.block[d] = static_cast<uint32_t>(k->abi.block[d]);
-    }
-    cfg.programmatic = true;
-    cfg.shared_bytes = static_cast<uint32_t>(k->abi.dynamic_shared_bytes);
-    if (k->abi.static_shared_bytes + k->abi.dynamic_shared_bytes > 48 * 1024) {
-      ASSERT_TRUE(f->SetMaxDynamicSharedMemory(static_cast<int>(k->abi.dynamic_shared_bytes),
-                                               gpu->ctx->device().max_shared_per_block_optin)
-                      .ok());
-    }
-    int32_t T = 1;
-    auto run = [&](int iters) {
-      for (int it = 0; it < iters; ++it) {
-        CUdeviceptr w = ws[size_t(it % copies)], sc = ss[size_t(it % copies)];
-        void* params[] = {&w, &sc, &dx, &dnw, &dout, &T};
-        EXPECT_TRUE(gpu->stream->Launch(*f, cfg, params).ok());
-      }
-    };
-    run(copies);
-    ASSERT_TRUE(gpu->stream->Synchronize().ok());
-    auto e0 = *cu::Event::Create(*gpu->ctx, CU_EVENT_DEFAULT), e1 = *cu::Event::Create(*gpu->ctx, CU_EVENT_DEFAULT);
-    const int iters = 100;
-    ASSERT_TRUE(e0->Record(*gpu->stream).ok());
-    run(iters);
-    ASSERT_TRUE(e1->Record(*gpu->stream).ok());
-    ASSERT_TRUE(e1->Synchronize().ok());
-    double us = 1000.0 * *cu::Event::ElapsedMs(*e0, *e1) / iters;
-    int regs = f->GetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS).value_or(-1);
+    int regs = f.ok() ? f->GetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS).value_or(-1) : -1;
     std::printf("SWEEP %-34s %8.2f us %6.0f GB/s regs %d\n", s.name.c_str(), us, double(wbytes + sbytes) / (us * 1e3),
                 regs);
   }

@@ -1,0 +1,229 @@
+// kilnc tune: times schedule candidates of a model's kernels on the GPU in
+// a worker process, caches the results, and exports the winners as a
+// schedule table (docs/tuning.md). kilnc tune-worker is that worker.
+#include <signal.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "compiler/commands/command_line.h"
+#include "compiler/commands/commands.h"
+#include "compiler/pipelines.h"
+#include "compiler/tune/candidates.h"
+#include "compiler/tune/tuner.h"
+#include "compiler/tune/worker.h"
+#include "compiler/tune/worker_process.h"
+#include "models/qwen3_config.h"
+#include "models/qwen3_graph.h"
+#include "schedules/schedules.h"
+#include "schedules/tuning.h"
+#include "support/read_file.h"
+#include "support/status_macros.h"
+
+ABSL_DECLARE_FLAG(std::string, target);
+ABSL_FLAG(std::string, families, "matvec,attention_decode",
+          "kernel families to tune (matvec, attention_decode; 'attention' = attention_decode)");
+ABSL_FLAG(absl::Duration, budget, absl::InfiniteDuration(),
+          "stop starting candidates after this long (e.g. 5m); what finished is kept and exported");
+ABSL_FLAG(std::string, cache, "kilnc-tune.tsv", "results cache: appended as candidates finish, read to resume");
+ABSL_FLAG(std::string, export, "", "write the winners as a schedule table (.txtpb) to this file");
+ABSL_FLAG(std::string, base, "", "table whose entries follow the tuned ones (default: the built-in one)");
+ABSL_FLAG(std::string, gpu, "", "export the results of this GPU (default: the only one in the cache)");
+ABSL_FLAG(absl::Duration, candidate_timeout, absl::Seconds(30),
+          "a candidate without a result after this long is a timeout (the worker is restarted)");
+ABSL_FLAG(int, limit, 0, "try at most N candidates per shape (0: the whole search space)");
+ABSL_FLAG(int, samples, 15, "timed batches per candidate; the median counts");
+ABSL_FLAG(int, rotate_mib, 512, "MiB of weight copies cycled while timing (more than the L2)");
+ABSL_FLAG(int, attention_position, 4095, "context position at which decode attention is timed");
+ABSL_FLAG(bool, verbose, false, "print one line per candidate");
+// Test hooks (not in --help's text): synthetic faulting/hanging candidates,
+// and a worker that pretends to be a GPU (CPU tests of the isolation path).
+ABSL_FLAG(bool, inject_test_candidates, false, "test hook: add a faulting and a hanging candidate");
+ABSL_FLAG(bool, fake_device, false, "test hook: the worker fakes a GPU");
+
+namespace kiln::compiler {
+namespace {
+
+constexpr char kTuneUsage[] = R"(usage: kilnc tune -m X.gguf [--target sm_90] [flags]
+       kilnc tune --export sm_90.txtpb [--cache F]      (export only)
+
+Times schedule candidates for the kernels the model's decode plan launches
+(one per family, weight type and shape) on the GPU, in a worker process: a
+candidate that faults, hangs or computes wrong results is recorded and the
+search goes on. Results go to the cache as they finish; a rerun skips them.
+
+  -m, --model F              the GGUF whose shapes to tune
+  --target sm_90             GPU target (schedule tables)
+  --families a,b             matvec,attention_decode (default: both)
+  --budget 5m                stop starting candidates after this long
+  --cache F                  results cache (default kilnc-tune.tsv)
+  --export F                 write the winners as a schedule table to F
+  --base F                   entries after the tuned ones (default: built-in table)
+  --gpu NAME                 export this GPU's results (cache with several GPUs)
+  --candidate-timeout 30s    per-candidate limit (load, check, time)
+  --limit N                  at most N candidates per shape
+  --samples N                timed batches per candidate (median; default 15)
+  --rotate-mib N             weight copies cycled while timing (default 512)
+  --attention-position N     decode attention timed at this position (4095)
+  --verbose                  a line per candidate
+)";
+
+constexpr char kWorkerUsage[] = R"(usage: kilnc tune-worker   (started by kilnc tune)
+
+Reads candidates on fd 3, writes results on fd 4 (docs/tuning.md).
+)";
+
+std::string Today() { return absl::FormatTime("%Y-%m-%d", absl::Now(), absl::UTCTimeZone()); }
+
+absl::StatusOr<std::vector<std::string>> Families() {
+  std::vector<std::string> out;
+  for (absl::string_view f : absl::StrSplit(absl::GetFlag(FLAGS_families), ',', absl::SkipEmpty())) {
+    std::string name = f == "attention" ? "attention_decode" : std::string(f);
+    const std::vector<std::string>& ok = tune::TunableFamilies();
+    if (std::find(ok.begin(), ok.end(), name) == ok.end())
+      return absl::InvalidArgumentError(absl::StrCat("--families: cannot tune '", name, "' (tunable: ",
+                                                     absl::StrJoin(ok, ", "), ")"));
+    out.push_back(name);
+  }
+  if (out.empty()) return absl::InvalidArgumentError("--families is empty");
+  return out;
+}
+
+absl::StatusOr<std::string> SelfPath() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return absl::InternalError("cannot find kilnc's own path (/proc/self/exe)");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+absl::StatusOr<schedules::ScheduleTable> BaseTable(const std::string& target) {
+  const std::string path = absl::GetFlag(FLAGS_base);
+  schedules::ScheduleTable table;
+  if (!path.empty()) {
+    ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+    RETURN_IF_ERROR(schedules::ParseTextProto(text, path, &table));
+    return table;
+  }
+  for (const schedules::EmbeddedTable& t : schedules::EmbeddedTables()) {
+    RETURN_IF_ERROR(schedules::ParseTextProto(t.text, t.file, &table));
+    if (table.target() == target) return table;
+    table.Clear();
+  }
+  table.set_target(target);  // no shipped table: tuned entries only (others fall back to heuristics)
+  return table;
+}
+
+absl::Status Export(const schedules::TuneCache& cache, const std::string& target, const std::string& path) {
+  ASSIGN_OR_RETURN(schedules::ScheduleTable base, BaseTable(target));
+  schedules::ExportOptions eo;
+  eo.target = target;
+  eo.gpu = absl::GetFlag(FLAGS_gpu);
+  ASSIGN_OR_RETURN(schedules::ExportedTable table, schedules::ExportTable(cache.records(), base, eo));
+  std::ofstream out(path);
+  out << schedules::FormatTable(table);
+  out.close();
+  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
+  std::fprintf(stderr, "tune: wrote %s: %d tuned entries for %s on %s, then %d from the base table\n", path.c_str(),
+               table.tuned_entries, target.c_str(), table.table.provenance().gpu().c_str(),
+               table.table.entries_size() - table.tuned_entries);
+  return absl::OkStatus();
+}
+
+void PrintReport(const tune::TuneReport& r) {
+  std::printf("%-17s %-12s %-13s %5s %5s %10s %8s %10s %8s %7s  %s\n", "family", "dtype", "rows x cols", "/step",
+              "cands", "current us", "GB/s", "best us", "GB/s", "speedup", "best schedule");
+  for (const tune::UnitReport& u : r.units) {
+    const std::string shape = absl::StrCat(u.key.rows, "x", u.key.cols);
+    auto us = [](const schedules::TuneRecord& t) { return t.us > 0 ? absl::StrFormat("%.2f", t.us) : "-"; };
+    auto gbps = [](const schedules::TuneRecord& t) { return t.us > 0 ? absl::StrFormat("%.0f", t.gbps) : "-"; };
+    const std::string speedup =
+        u.current.us > 0 && u.best.us > 0 ? absl::StrFormat("%.2fx", u.current.us / u.best.us) : "-";
+    std::printf("%-17s %-12s %-13s %5d %5d %10s %8s %10s %8s %7s  %s\n", u.key.family.c_str(),
+                u.key.weight_dtype.c_str(), shape.c_str(), u.launches, u.candidates, us(u.current).c_str(),
+                gbps(u.current).c_str(), us(u.best).c_str(), gbps(u.best).c_str(), speedup.c_str(),
+                u.best.us > 0 ? u.best.schedule.c_str() : "(no correct candidate)");
+  }
+  std::printf("%d candidates: %d from the cache, %d measured now, %d faults, %d timeouts, %d worker restarts%s\n",
+              r.total, r.cached, r.measured, r.faults, r.timeouts, r.worker_restarts,
+              r.budget_exhausted ? "; the budget ran out" : "");
+}
+
+absl::Status Tune(const std::vector<std::string>& positional) {
+  const std::string target = absl::GetFlag(FLAGS_target);
+  RETURN_IF_ERROR(codegen::Target::FromName(target).status());
+  std::vector<std::string> warnings;
+  ASSIGN_OR_RETURN(schedules::TuneCache cache, schedules::TuneCache::Open(absl::GetFlag(FLAGS_cache), &warnings));
+  for (const std::string& w : warnings) std::fprintf(stderr, "tune: warning: %s\n", w.c_str());
+  const std::string export_path = absl::GetFlag(FLAGS_export);
+  const bool have_model = !absl::GetFlag(FLAGS_model).empty() || !positional.empty();
+  if (!have_model) {
+    if (export_path.empty()) return absl::InvalidArgumentError("nothing to do: give -m X.gguf, or --export F");
+    return Export(cache, target, export_path);
+  }
+
+  ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, OpenModel(positional));
+  ASSIGN_OR_RETURN(models::Qwen3Config config, models::ReadQwen3Config(*file));
+  ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, models::BuildQwen3Module(*file, config));
+  passes::Pipeline pipeline;
+  BuildPipeline(pipeline);
+  passes::PassContext context;
+  context.target = target;
+  RETURN_IF_ERROR(pipeline.Run(*module, context, {}));
+  tune::CollectOptions co;
+  co.target = target;
+  ASSIGN_OR_RETURN(co.families, Families());
+  ASSIGN_OR_RETURN(std::vector<tune::TuneUnit> units, tune::CollectUnits(*module, *file, co));
+  if (units.empty()) return absl::InvalidArgumentError("the model's decode plan has no kernel of these families");
+
+  tune::TuneOptions o;
+  o.target = target;
+  o.budget = absl::GetFlag(FLAGS_budget);
+  o.candidate_timeout = absl::GetFlag(FLAGS_candidate_timeout);
+  o.limit_per_shape = absl::GetFlag(FLAGS_limit);
+  o.samples = absl::GetFlag(FLAGS_samples);
+  o.rotate_bytes = int64_t{absl::GetFlag(FLAGS_rotate_mib)} << 20;
+  o.attention_position = absl::GetFlag(FLAGS_attention_position);
+  o.inject_test_candidates = absl::GetFlag(FLAGS_inject_test_candidates);
+  o.verbose = absl::GetFlag(FLAGS_verbose);
+  o.date = Today();
+  ASSIGN_OR_RETURN(std::string self, SelfPath());
+  o.worker_argv = {self, "tune-worker"};
+  if (absl::GetFlag(FLAGS_fake_device)) o.worker_argv.push_back("--fake_device");
+  std::fprintf(stderr, "tune: %s: %zu shapes (%s) for %s; cache %s\n", file->name().c_str(), units.size(),
+               absl::StrJoin(co.families, ", ").c_str(), target.c_str(), cache.path().c_str());
+  // A dead worker's pipe must be an error on write, not a signal.
+  ::signal(SIGPIPE, SIG_IGN);
+  ASSIGN_OR_RETURN(tune::TuneReport report, tune::RunTuning(units, cache, o, stderr));
+  PrintReport(report);
+  if (!export_path.empty()) RETURN_IF_ERROR(Export(cache, target, export_path));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int RunTune(const std::vector<std::string>& args) {
+  ParsedArgs parsed = ParseArgs("tune", args, kTuneUsage);
+  if (parsed.exit_code) return *parsed.exit_code;
+  if (absl::Status s = Tune(parsed.positional); !s.ok()) return Fail("tune", s);
+  return 0;
+}
+
+int RunTuneWorker(const std::vector<std::string>& args) {
+  ParsedArgs parsed = ParseArgs("tune-worker", args, kWorkerUsage);
+  if (parsed.exit_code) return *parsed.exit_code;
+  return tune::RunWorker(tune::kWorkerInFd, tune::kWorkerOutFd, absl::GetFlag(FLAGS_fake_device));
+}
+
+}  // namespace kiln::compiler

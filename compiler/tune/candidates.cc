@@ -1,0 +1,283 @@
+#include "compiler/tune/candidates.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "compiler/lower/lower_to_kernels.h"
+#include "google/protobuf/descriptor.h"
+#include "models/qwen3_config.h"
+#include "models/vocab_from_gguf.h"
+#include "support/status_macros.h"
+
+namespace kiln::tune {
+namespace {
+
+namespace pb = ::google::protobuf;
+using codegen::Family;
+using codegen::KernelSpec;
+
+// Each schedule field of the spec's family, by its schedule.proto name
+// (kernel_spec.h mirrors schedule.proto field for field).
+template <typename F>
+void VisitScheduleFields(KernelSpec& s, F&& f) {
+  switch (s.family) {
+    case Family::kMatVec:
+      f("threads", s.matvec.threads);
+      f("rows_per_block", s.matvec.rows_per_block);
+      f("vector_bytes", s.matvec.vector_bytes);
+      f("k_split", s.matvec.k_split);
+      f("max_tokens", s.matvec.max_tokens);
+      f("unroll", s.matvec.unroll);
+      f("row_groups", s.matvec.row_groups);
+      f("stage_all", s.matvec.stage_all);
+      return;
+    case Family::kGemm:
+      f("tile_m", s.gemm.tile_m);
+      f("tile_n", s.gemm.tile_n);
+      f("tile_k", s.gemm.tile_k);
+      f("threads", s.gemm.threads);
+      f("stages", s.gemm.stages);
+      f("tensor_cores", s.gemm.tensor_cores);
+      return;
+    case Family::kAttentionDecode:
+    case Family::kAttentionPrefill:
+      f("threads", s.attention.threads);
+      f("split_positions", s.attention.split_positions);
+      f("max_splits", s.attention.max_splits);
+      f("query_block", s.attention.query_block);
+      f("key_block", s.attention.key_block);
+      return;
+    default:
+      f("threads", s.elementwise.threads);
+      return;
+  }
+}
+
+const pb::FieldDescriptor* Field(const pb::Message& m, const char* name) {
+  return m.GetDescriptor()->FindFieldByName(name);
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+const std::vector<std::string>& TunableFamilies() {
+  static const std::vector<std::string> kFamilies = {"matvec", "attention_decode"};
+  return kFamilies;
+}
+
+std::string TableDtype(codegen::WeightFormat format) {
+  return format == codegen::WeightFormat::kQ8_0Planar ? "q8_0_planar" : codegen::WeightFormatName(format);
+}
+
+absl::StatusOr<schedules::ScheduleKey> KeyOfSpec(const KernelSpec& spec) {
+  schedules::ScheduleKey key;
+  key.family = codegen::FamilyName(spec.family);
+  switch (spec.family) {
+    case Family::kMatVec:
+    case Family::kGemm:
+      key.weight_dtype = TableDtype(spec.weight);
+      key.rows = spec.rows;
+      key.cols = spec.cols;
+      return key;
+    case Family::kAttentionDecode:
+    case Family::kAttentionPrefill:
+      key.weight_dtype = spec.kv_f16 ? "f16" : "f32";
+      key.rows = spec.n_head;
+      key.cols = spec.head_dim;
+      return key;
+    default:
+      return absl::UnimplementedError(absl::StrCat("no tuning key for a '", key.family, "' kernel"));
+  }
+}
+
+absl::StatusOr<schedules::ScheduleEntry> EntryOfSpec(const KernelSpec& spec) {
+  schedules::ScheduleEntry e;
+  e.set_family(codegen::FamilyName(spec.family));
+  ASSIGN_OR_RETURN(pb::Message * m, schedules::MutableScheduleOf(&e));
+  const pb::Reflection* r = m->GetReflection();
+  KernelSpec copy = spec;
+  absl::Status status;
+  VisitScheduleFields(copy, [&](const char* name, auto& v) {
+    const pb::FieldDescriptor* f = Field(*m, name);
+    if (f == nullptr) {
+      status = absl::InternalError(absl::StrCat("schedule.proto has no field '", name, "'"));
+    } else if constexpr (std::is_same_v<std::remove_reference_t<decltype(v)>, bool>) {
+      r->SetBool(m, f, v);
+    } else {
+      r->SetInt32(m, f, static_cast<int32_t>(v));
+    }
+  });
+  RETURN_IF_ERROR(status);
+  return e;
+}
+
+absl::Status ApplyEntry(const schedules::ScheduleEntry& entry, KernelSpec* spec) {
+  if (entry.family() != codegen::FamilyName(spec->family))
+    return absl::InvalidArgumentError(absl::StrCat("a '", entry.family(), "' schedule for a '",
+                                                   codegen::FamilyName(spec->family), "' kernel"));
+  schedules::ScheduleEntry copy = entry;
+  ASSIGN_OR_RETURN(pb::Message * m, schedules::MutableScheduleOf(&copy));
+  const pb::Reflection* r = m->GetReflection();
+  absl::Status status;
+  VisitScheduleFields(*spec, [&](const char* name, auto& v) {
+    const pb::FieldDescriptor* f = Field(*m, name);
+    if (f == nullptr) {
+      status = absl::InternalError(absl::StrCat("schedule.proto has no field '", name, "'"));
+    } else if constexpr (std::is_same_v<std::remove_reference_t<decltype(v)>, bool>) {
+      v = r->GetBool(*m, f);
+    } else {
+      v = r->GetInt32(*m, f);
+    }
+  });
+  return status;
+}
+
+absl::StatusOr<std::vector<TuneUnit>> CollectUnits(const ir::Module& module, const gguf::GgufFile& file,
+                                                   const CollectOptions& options) {
+  ASSIGN_OR_RETURN(models::Qwen3Config config, models::ReadQwen3Config(file));
+  ASSIGN_OR_RETURN(tokenizer::Vocab vocab, models::ReadVocab(file));
+  compiler::LowerOptions lo;
+  ASSIGN_OR_RETURN(lo.target, codegen::Target::FromName(options.target));
+  lo.max_prefill_tokens = std::min<int64_t>(lo.max_prefill_tokens, config.context_length);
+  ASSIGN_OR_RETURN(compiler::LoweredModel lowered, compiler::LowerToKernels(module, file, config, vocab, lo));
+
+  const std::vector<std::string>& families = options.families.empty() ? TunableFamilies() : options.families;
+  // Launches per kernel of one decode step.
+  std::map<uint32_t, int> launches;
+  for (const runtime::Launch& l : lowered.manifest.decode().launches()) ++launches[l.kernel()];
+  std::map<std::string, TuneUnit> by_key;
+  std::map<std::string, int> representative;  // launches of the spec standing for the key
+  std::vector<std::string> order;
+  for (const auto& [k, n] : launches) {
+    if (k >= lowered.kernels.size()) return absl::InternalError("a decode launch names no kernel");
+    const KernelSpec& spec = lowered.kernels[k];
+    const std::string family = codegen::FamilyName(spec.family);
+    if (std::find(families.begin(), families.end(), family) == families.end()) continue;
+    ASSIGN_OR_RETURN(schedules::ScheduleKey key, KeyOfSpec(spec));
+    const std::string id = absl::StrCat(key.family, "|", key.weight_dtype, "|", key.rows, "|", key.cols);
+    auto [it, fresh] = by_key.try_emplace(id);
+    TuneUnit& u = it->second;
+    if (fresh) order.push_back(id);
+    if (fresh || n > representative[id]) {
+      representative[id] = n;
+      u.key = key;
+      u.spec = spec;
+      u.context = config.context_length;
+    }
+    u.launches += n;
+  }
+  std::vector<TuneUnit> units;
+  for (const std::string& id : order) units.push_back(std::move(by_key[id]));
+  auto rank = [&](const TuneUnit& u) {
+    return std::find(families.begin(), families.end(), u.key.family) - families.begin();
+  };
+  std::stable_sort(units.begin(), units.end(), [&](const TuneUnit& a, const TuneUnit& b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return BytesRead(a.spec, 4095) * a.launches > BytesRead(b.spec, 4095) * b.launches;
+  });
+  return units;
+}
+
+absl::StatusOr<std::vector<Candidate>> EnumerateCandidates(const TuneUnit& unit, int unit_index,
+                                                           const schedules::SearchSpaces& spaces,
+                                                           const codegen::Target& target, int limit,
+                                                           int* rejected) {
+  ASSIGN_OR_RETURN(schedules::ScheduleEntry base, EntryOfSpec(unit.spec));
+  std::vector<schedules::ScheduleEntry> entries = {base};
+  if (const schedules::SearchSpace* space = schedules::FindSpace(spaces, unit.key)) {
+    ASSIGN_OR_RETURN(entries, schedules::EnumerateSchedules(*space, base));
+  }
+  std::vector<Candidate> out;
+  std::set<std::string> seen;
+  if (rejected != nullptr) *rejected = 0;
+  for (schedules::ScheduleEntry& e : entries) {
+    // Decode attention must cover the whole context (lower-to-kernels checks).
+    if (unit.spec.family == Family::kAttentionDecode && unit.context > 0 && e.attention().split_positions() > 0)
+      e.mutable_attention()->set_max_splits(
+          static_cast<int32_t>(CeilDiv(unit.context, e.attention().split_positions())));
+    Candidate c;
+    c.unit = unit_index;
+    c.schedule = schedules::CanonicalSchedule(e);
+    if (!seen.insert(c.schedule).second) continue;
+    c.spec = unit.spec;
+    RETURN_IF_ERROR(ApplyEntry(e, &c.spec));
+    c.entry = std::move(e);
+    c.spec.name = absl::StrCat("tune_u", unit_index, "_c", out.size());
+    if (!codegen::ValidateKernelSpec(c.spec, target).ok()) {
+      if (rejected != nullptr) ++*rejected;
+      continue;
+    }
+    out.push_back(std::move(c));
+    if (limit > 0 && static_cast<int>(out.size()) >= limit) break;
+  }
+  return out;
+}
+
+std::vector<Candidate> SyntheticCandidates(const TuneUnit& unit, int unit_index) {
+  std::vector<Candidate> out;
+  for (const char* variant : {"test_fault", "test_hang"}) {
+    Candidate c;
+    c.unit = unit_index;
+    c.spec = unit.spec;
+    c.spec.name = absl::StrCat("tune_u", unit_index, "_", variant);
+    c.variant = variant;
+    absl::StatusOr<schedules::ScheduleEntry> e = EntryOfSpec(unit.spec);
+    if (e.ok()) c.entry = *e;
+    c.schedule = schedules::CanonicalSchedule(c.entry);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> SyntheticPtx(const KernelSpec& spec, const codegen::Target& target,
+                                         const std::string& variant) {
+  if (variant != "test_fault" && variant != "test_hang")
+    return absl::InvalidArgumentError(absl::StrCat("unknown synthetic variant '", variant, "'"));
+  ASSIGN_OR_RETURN(codegen::KernelAbi abi, codegen::DescribeKernel(spec, target));
+  // "+ptx80" -> "8.0".
+  std::string isa = target.PtxFeature().substr(4);
+  isa = absl::StrCat(isa.substr(0, isa.size() - 1), ".", isa.substr(isa.size() - 1));
+  std::string params;
+  int out = -1;
+  for (size_t i = 0; i < abi.params.size(); ++i) {
+    const codegen::KernelParam& p = abi.params[i];
+    absl::StrAppend(&params, i ? ",\n" : "", "  .param .", p.type == codegen::ParamType::kPointer ? "u64" : "u32",
+                    " p", i);
+    if (p.type == codegen::ParamType::kPointer && (out < 0 || p.name == "out")) out = static_cast<int>(i);
+  }
+  if (out < 0) return absl::InvalidArgumentError("a synthetic kernel needs a pointer parameter");
+  // test_fault: one store 1 TiB past the output (an illegal address, a
+  // sticky error). test_hang: spins on a volatile load of the (poisoned)
+  // output until it holds a value nothing writes.
+  const std::string body =
+      variant == "test_fault"
+          ? absl::StrCat("  ld.param.u64 %rd1, [p", out, "];\n  cvta.to.global.u64 %rd2, %rd1;\n",
+                         "  add.u64 %rd3, %rd2, 1099511627776;\n  st.global.u32 [%rd3], 1;\n  ret;\n")
+          : absl::StrCat("  ld.param.u64 %rd1, [p", out, "];\n  cvta.to.global.u64 %rd2, %rd1;\n", "$Lspin:\n",
+                         "  ld.volatile.global.u32 %r1, [%rd2];\n  setp.ne.u32 %p1, %r1, 2143354862;\n",
+                         "  @%p1 bra $Lspin;\n  ret;\n");
+  return absl::StrCat("// Synthetic test kernel (kilnc tune test hook): ", variant, "\n.version ", isa, "\n.target ",
+                      target.Name(), "\n.address_size 64\n\n.visible .entry ", spec.name, "(\n", params,
+                      "\n)\n{\n  .reg .b64 %rd<4>;\n  .reg .b32 %r<2>;\n  .reg .pred %p<2>;\n", body, "}\n");
+}
+
+int64_t BytesRead(const KernelSpec& spec, int64_t position) {
+  switch (spec.family) {
+    case Family::kMatVec:
+    case Family::kGemm: {
+      int64_t bytes = codegen::WeightRowBytes(spec.weight, spec.cols) * spec.rows;
+      if (spec.weight == codegen::WeightFormat::kQ8_0Planar) bytes += spec.rows * (spec.cols / 32) * 2;
+      return bytes;
+    }
+    case Family::kAttentionDecode:
+      return 2 * (position + 1) * spec.n_head_kv * spec.head_dim * (spec.kv_f16 ? 2 : 4);
+    default:
+      return 0;
+  }
+}
+
+}  // namespace kiln::tune

@@ -1,0 +1,48 @@
+// Measures the GPU's global-memory read bandwidth with kiln's own read-only
+// kernel, so `kiln bench` states decode speed as a fraction of what this GPU
+// delivers in the same run (design.md, "The performance model").
+#ifndef KILN_RUNTIME_PERF_BANDWIDTH_PROBE_H_
+#define KILN_RUNTIME_PERF_BANDWIDTH_PROBE_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "runtime/cuda/driver.h"
+
+namespace kiln::runtime {
+
+struct ProbeOptions {
+  uint64_t max_bytes = uint64_t{4} << 30;  // the buffer read per repetition, at most
+  double free_fraction = 0.5;              // and at most this part of the free memory
+  int warmup = 3;                          // untimed reads first (clocks, TLB)
+  int reps = 10;                           // timed reads; the median counts
+};
+
+// Below this much the L2 cache (50-60 MB on H100/H200) would serve a real
+// part of the reads.
+inline constexpr uint64_t kMinProbeBytes = uint64_t{256} << 20;
+
+struct ProbeResult {
+  uint64_t bytes = 0;      // read per repetition
+  int reps = 0;
+  double median_ms = 0;    // of one read of `bytes`
+  double best_ms = 0;
+  int blocks = 0;          // grid: one full wave
+  int threads = 0;         // per block
+  double gb_per_s() const { return median_ms > 0 ? 1e-6 * static_cast<double>(bytes) / median_ms : 0.0; }
+};
+
+// The buffer the probe reads given `free_bytes` of free GPU memory: the
+// smaller of max_bytes and free_fraction of it, rounded down to whole MiB;
+// 0 when that is below kMinProbeBytes.
+uint64_t ProbeBytes(uint64_t free_bytes, const ProbeOptions& options);
+
+// Allocates the buffer on `ctx`'s GPU, reads it `warmup` + `reps` times with
+// 16-byte non-coherent loads, one full wave of blocks striding over it, and
+// times each timed read with CUDA events. FailedPrecondition when too little
+// memory is free (naming how much); CUDA failures name the call.
+absl::StatusOr<ProbeResult> MeasureReadBandwidth(const cuda::Context& ctx, const ProbeOptions& options = {});
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_PERF_BANDWIDTH_PROBE_H_

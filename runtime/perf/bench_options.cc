@@ -1,0 +1,65 @@
+#include "runtime/perf/bench_options.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace kiln::runtime {
+
+absl::StatusOr<std::vector<int64_t>> ParseLengthList(const std::string& text, const std::string& flag,
+                                                     bool allow_zero) {
+  std::vector<int64_t> out;
+  for (absl::string_view part : absl::StrSplit(text, absl::ByAnyChar(", "), absl::SkipEmpty())) {
+    int64_t v;
+    if (!absl::SimpleAtoi(part, &v) || v < 0 || (v == 0 && !allow_zero))
+      return absl::InvalidArgumentError(absl::StrCat("bad value '", std::string(part), "' in --", flag, ": want ",
+                                                     allow_zero ? "integers >= 0" : "integers >= 1",
+                                                     " separated by commas"));
+    out.push_back(v);
+  }
+  if (out.empty()) return absl::InvalidArgumentError(absl::StrCat("--", flag, " is empty"));
+  return out;
+}
+
+absl::Status CheckBenchOptions(const BenchOptions& o) {
+  if (o.prompt_lengths.empty()) return absl::InvalidArgumentError("no prompt lengths to measure");
+  if (o.depths.empty()) return absl::InvalidArgumentError("no decode depths to measure");
+  for (int64_t l : o.prompt_lengths)
+    if (l < 1) return absl::InvalidArgumentError(absl::StrCat("prompt length ", l, " is not positive"));
+  for (int64_t d : o.depths)
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("depth ", d, " is negative"));
+  if (o.steps < 1) return absl::InvalidArgumentError(absl::StrCat("--steps ", o.steps, " must be at least 1"));
+  if (o.warmup < 1 || o.profile_steps < 1 || o.reps < 1)
+    return absl::InvalidArgumentError("warm-up steps, profiled steps and repetitions must be at least 1");
+  return absl::OkStatus();
+}
+
+int64_t RequiredContext(const BenchOptions& o) {
+  int64_t need = 0;
+  for (int64_t l : o.prompt_lengths) need = std::max(need, l);
+  for (int64_t d : o.depths) need = std::max(need, d + o.warmup + o.steps);
+  return need;
+}
+
+absl::StatusOr<int64_t> ChooseBenchContext(const BenchOptions& o, int64_t requested, int64_t context_length) {
+  const int64_t need = RequiredContext(o);
+  const std::string why = absl::StrCat("prompts of up to ", *std::max_element(o.prompt_lengths.begin(),
+                                                                              o.prompt_lengths.end()),
+                                       " tokens and ", o.warmup, " + ", o.steps, " decode steps from depth ",
+                                       *std::max_element(o.depths.begin(), o.depths.end()), " need a context of ",
+                                       need, " tokens");
+  if (need > context_length)
+    return absl::InvalidArgumentError(absl::StrCat(why, ", more than the model's context length ", context_length,
+                                                   "; measure less (--depths, --prompt-lengths, --steps)"));
+  if (requested < 0) return absl::InvalidArgumentError(absl::StrCat("--ctx-size ", requested, " is negative"));
+  if (requested == 0) return need;
+  if (requested < need) return absl::InvalidArgumentError(absl::StrCat(why, "; --ctx-size ", requested, " is less"));
+  if (requested > context_length)
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ctx-size ", requested, " exceeds the model's context length ", context_length));
+  return requested;
+}
+
+}  // namespace kiln::runtime

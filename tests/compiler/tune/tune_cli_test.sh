@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# kilnc tune end to end (docs/tuning.md) on the tiny synthetic model, with
+# the test hook's faulting (out-of-bounds store) and hanging kernels among
+# the real candidates, sent through the same worker path: the search must
+# finish, record both with their reason, restart the worker, pick correct
+# winners, resume from its cache (also after an interrupted write), export
+# a TUNED table, and honour --budget.
+# usage: tune_cli_test.sh KILNC fake|gpu   (fake: the worker fakes the GPU,
+# a CPU test of the isolation path; gpu: the real device, label gpu)
+set -euo pipefail
+KILNC=$1 MODE=$2
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+fail() { echo "FAIL: $*"; for f in "$W"/*.txt "$W"/c.tsv; do [ -f "$f" ] && { echo "== $f"; cat "$f"; }; done; exit 1; }
+EXTRA=(--candidate_timeout 3s)
+[ "$MODE" = fake ] && EXTRA+=(--fake_device)
+[ "$MODE" = gpu ] && EXTRA=(--candidate_timeout 20s)
+"$KILNC" synth --preset tiny --type Q8_0 --seed 3 -o "$W/m.gguf" > /dev/null 2>&1
+tune() { "$KILNC" tune -m "$W/m.gguf" --families matvec,attention --limit 4 "${EXTRA[@]}" "$@"; }
+
+# 1. The search, with the synthetic candidates injected into the first shape.
+tune --cache "$W/c.tsv" --inject_test_candidates --export "$W/t.txtpb" > "$W/out1.txt" 2> "$W/err1.txt" \
+  || fail "the search failed"
+grep -qP '\ttest_fault\tfault\t' "$W/c.tsv" || fail "the faulting candidate is not recorded as a fault"
+grep -qP '\ttest_hang\ttimeout\t.*the worker was killed' "$W/c.tsv" || fail "the hanging candidate is not a timeout"
+grep -q "1 faults, 1 timeouts, 2 worker restarts" "$W/out1.txt" || fail "expected 1 fault, 1 timeout, 2 restarts"
+! grep -q "no correct candidate" "$W/out1.txt" || fail "a shape has no correct winner"
+# The real candidates after the fault and the hang ran: 4 correct ones per shape.
+[ "$(grep -cP '\t\tok\t' "$W/c.tsv")" -eq $((4 * ($(wc -l < "$W/out1.txt") - 2))) ] \
+  || fail "not every real candidate ran and passed"
+# 2. The export: tuned on this GPU, one entry per shape, never a synthetic one.
+grep -q "source: TUNED" "$W/t.txtpb" || fail "the table is not TUNED"
+GPU=$(cut -f1 "$W/c.tsv" | grep -v '^#' | head -1)
+grep -q "gpu: \"$GPU\"" "$W/t.txtpb" || fail "the table does not name the GPU '$GPU'"
+grep -q "sm_count: " "$W/t.txtpb" && grep -q "date: \"20" "$W/t.txtpb" && grep -q "driver: " "$W/t.txtpb" \
+  || fail "the table lacks SM count, date or driver"
+SHAPES=$(($(wc -l < "$W/out1.txt") - 2))
+TUNED=$(grep -c '^entries .*min_rows: \([0-9]*\) max_rows: \1 min_cols: \([0-9]*\) max_cols: \2 ' "$W/t.txtpb") || true
+[ "$TUNED" -eq "$SHAPES" ] || fail "$TUNED exact-shape entries for $SHAPES shapes"
+grep -q 'family: "matvec" matvec' "$W/t.txtpb" || fail "the shipped catch-all entries are missing"
+# Every exported winner is a correct, real candidate of the cache.
+grep '^# matvec\|^# attention' "$W/t.txtpb" > /dev/null || fail "no measured comments"
+# 3. Resume: nothing is measured again.
+tune --cache "$W/c.tsv" --inject_test_candidates > "$W/out2.txt" 2> "$W/err2.txt" || fail "the resumed search failed"
+grep -q " 0 measured now" "$W/out2.txt" || fail "the resumed search measured again"
+# 4. An interrupted write: half a last line is dropped with a warning and measured again.
+head -c -25 "$W/c.tsv" > "$W/cut.tsv"
+tune --cache "$W/cut.tsv" --inject_test_candidates > "$W/out3.txt" 2> "$W/err3.txt" || fail "the search after a cut failed"
+grep -q "incomplete" "$W/err3.txt" || fail "no warning about the incomplete line"
+grep -q " 1 measured now" "$W/out3.txt" || fail "the cut candidate was not measured again"
+[ "$(tail -c 1 "$W/cut.tsv" | od -An -c | tr -d ' ')" = '\n' ] || fail "the cache does not end with a newline"
+# 5. Export alone, from the cache, gives the same entries.
+"$KILNC" tune --export "$W/t2.txtpb" --cache "$W/c.tsv" 2> "$W/err4.txt" || fail "export-only failed"
+diff <(grep '^entries' "$W/t.txtpb") <(grep '^entries' "$W/t2.txtpb") > /dev/null || fail "export-only differs"
+# 6. A spent budget starts nothing.
+tune --cache "$W/b.tsv" --budget 0s > "$W/out5.txt" 2> "$W/err5.txt" || fail "the budget run failed"
+grep -q " 0 measured now.*the budget ran out" "$W/out5.txt" || fail "the budget was not honoured"
+echo "tune $MODE: ok ($SHAPES shapes; fault and hang recorded; resumed; exported)"

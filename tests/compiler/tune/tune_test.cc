@@ -1,0 +1,191 @@
+// kilnc tune's pieces that need no GPU: the worker protocol, the candidates
+// of a unit (ABI filter, attention covering the context), the synthetic
+// test kernels (they must assemble, or the GPU test proves nothing).
+#include <unistd.h>
+
+#include "absl/strings/match.h"
+#include "compiler/codegen/codegen.h"
+#include "compiler/tune/candidates.h"
+#include "compiler/tune/wire.h"
+#include "compiler/tune/worker_process.h"
+#include "gtest/gtest.h"
+#include "schedules/tuning.h"
+
+namespace kiln::tune {
+namespace {
+
+using codegen::Epilogue;
+using codegen::Family;
+using codegen::KernelSpec;
+using codegen::WeightFormat;
+
+KernelSpec MatVec(int64_t rows, int64_t cols, WeightFormat f = WeightFormat::kQ4_K) {
+  KernelSpec s;
+  s.name = "mv";
+  s.family = Family::kMatVec;
+  s.weight = f;
+  s.rows = rows;
+  s.cols = cols;
+  s.programmatic_launch = true;
+  return s;
+}
+
+TEST(TuneWire, MessagesRoundTripBinaryFieldsInPieces) {
+  Message m;
+  m.Set("image", std::string("a\nb\0c end\n", 10));
+  m.SetInt("seed", -42);
+  m.SetDouble("us", 12.345678901234);
+  const std::string bytes = EncodeMessage(m) + EncodeMessage(m);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  MessageReader reader(fds[0]);
+  // Half a message: not complete yet.
+  ASSERT_EQ(::write(fds[1], bytes.data(), 7), 7);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(reader.Read(absl::Milliseconds(20)).status()));
+  ASSERT_EQ(::write(fds[1], bytes.data() + 7, bytes.size() - 7), static_cast<ssize_t>(bytes.size() - 7));
+  for (int i = 0; i < 2; ++i) {
+    auto got = reader.Read(absl::Seconds(5));
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->Get("image"), m.Get("image"));
+    EXPECT_EQ(got->GetInt("seed"), -42);
+    EXPECT_EQ(got->GetDouble("us"), 12.345678901234);
+  }
+  ::close(fds[1]);
+  EXPECT_TRUE(absl::IsUnavailable(reader.Read(absl::Seconds(5)).status()));
+  ::close(fds[0]);
+}
+
+TEST(TuneWire, SpecsRoundTrip) {
+  KernelSpec s = MatVec(6144, 4096);
+  s.epilogue = Epilogue::kSiluMulPairs;
+  s.pair_group = 2;
+  s.eps = 1e-6f;
+  s.matvec.row_groups = 4;
+  s.matvec.stage_all = true;
+  s.attn_scale = 0.08838834764831845f;
+  Message m;
+  EncodeSpec(s, &m);
+  auto back = DecodeSpec(m);
+  ASSERT_TRUE(back.ok()) << back.status();
+  Message again;
+  EncodeSpec(*back, &again);
+  EXPECT_EQ(again.fields, m.fields);
+  EXPECT_EQ(back->attn_scale, s.attn_scale);
+  m.fields.erase("spec.rows");
+  EXPECT_EQ(DecodeSpec(m).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(TuneCandidates, EntryAndSpecConvertBothWays) {
+  KernelSpec s = MatVec(6144, 4096);
+  s.matvec.threads = 64;
+  s.matvec.stage_all = true;
+  auto e = EntryOfSpec(s);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->matvec().threads(), 64);
+  EXPECT_TRUE(e->matvec().stage_all());
+  KernelSpec t = MatVec(6144, 4096);
+  ASSERT_TRUE(ApplyEntry(*e, &t).ok());
+  EXPECT_EQ(t.matvec.threads, 64);
+  EXPECT_TRUE(t.matvec.stage_all);
+  schedules::ScheduleEntry attention;
+  attention.set_family("attention_decode");
+  EXPECT_FALSE(ApplyEntry(attention, &t).ok());
+  auto key = KeyOfSpec(MatVec(100, 256, WeightFormat::kQ8_0Planar));
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(key->weight_dtype, "q8_0_planar");
+}
+
+TEST(TuneCandidates, TheAbiFilterDropsWhatCodegenRejects) {
+  auto spaces = schedules::BuiltinSpaces();
+  ASSERT_TRUE(spaces.ok());
+  auto target = codegen::Target::FromName("sm_90");
+  TuneUnit unit;
+  unit.spec = MatVec(24576, 4096);
+  unit.spec.epilogue = Epilogue::kSiluMulPairs;
+  unit.spec.pair_group = 4;  // rows_per_block must be a multiple of 8
+  unit.spec.matvec.rows_per_block = 8;
+  unit.key = *KeyOfSpec(unit.spec);
+  int rejected = 0;
+  auto cs = EnumerateCandidates(unit, 0, *spaces, *target, 0, &rejected);
+  ASSERT_TRUE(cs.ok()) << cs.status();
+  EXPECT_GT(rejected, 0);  // e.g. 64 threads in 4 row groups
+  ASSERT_FALSE(cs->empty());
+  EXPECT_EQ((*cs)[0].schedule, schedules::CanonicalSchedule(*EntryOfSpec(unit.spec)));  // current first
+  for (const Candidate& c : *cs) {
+    EXPECT_TRUE(codegen::ValidateKernelSpec(c.spec, *target).ok()) << c.schedule;
+    EXPECT_EQ(c.spec.matvec.rows_per_block % 8, 0);
+  }
+  auto limited = EnumerateCandidates(unit, 0, *spaces, *target, 3);
+  ASSERT_TRUE(limited.ok());
+  EXPECT_EQ(limited->size(), 3u);
+}
+
+TEST(TuneCandidates, DecodeAttentionCoversTheContext) {
+  auto spaces = schedules::BuiltinSpaces();
+  TuneUnit unit;
+  KernelSpec& s = unit.spec;
+  s.name = "att";
+  s.family = Family::kAttentionDecode;
+  s.n_head = 32;
+  s.n_head_kv = 8;
+  s.head_dim = 128;
+  s.attn_scale = 0.088f;
+  s.attention.max_splits = 160;
+  unit.context = 40960;
+  unit.key = *KeyOfSpec(s);
+  EXPECT_EQ(unit.key.rows, 32);
+  EXPECT_EQ(unit.key.cols, 128);
+  auto cs = EnumerateCandidates(unit, 0, *spaces, *codegen::Target::FromName("sm_90"), 0);
+  ASSERT_TRUE(cs.ok()) << cs.status();
+  EXPECT_GE(cs->size(), 10u);
+  for (const Candidate& c : *cs) {
+    const auto& a = c.spec.attention;
+    EXPECT_GE(int64_t{a.max_splits} * a.split_positions, unit.context) << c.schedule;
+    EXPECT_LT(int64_t{a.max_splits - 1} * a.split_positions, unit.context) << c.schedule;
+  }
+}
+
+TEST(TuneCandidates, SyntheticKernelsTakeTheAbiAndAssemble) {
+  TuneUnit unit;
+  unit.spec = MatVec(512, 256);
+  unit.key = *KeyOfSpec(unit.spec);
+  std::vector<Candidate> cs = SyntheticCandidates(unit, 0);
+  ASSERT_EQ(cs.size(), 2u);
+  const codegen::Target target = *codegen::Target::FromName("sm_90");
+  for (const Candidate& c : cs) {
+    auto ptx = SyntheticPtx(c.spec, target, c.variant);
+    ASSERT_TRUE(ptx.ok()) << ptx.status();
+    EXPECT_TRUE(absl::StrContains(*ptx, ".entry " + c.spec.name)) << *ptx;
+    EXPECT_TRUE(absl::StrContains(*ptx, c.variant == "test_fault" ? "1099511627776" : "bra $Lspin")) << *ptx;
+    if (!codegen::FindPtxas()) continue;
+    codegen::PtxasReport report;
+    auto cubin = codegen::RunPtxas(*ptx, target, &report);
+    EXPECT_TRUE(cubin.ok()) << cubin.status() << "\n" << *ptx;
+  }
+  EXPECT_FALSE(SyntheticPtx(unit.spec, target, "nonsense").ok());
+}
+
+TEST(TuneWorkerProcess, ATimeoutKillsAndADeathIsReported) {
+  // A "worker" that never answers, and one that exits at once.
+  auto silent = WorkerProcess::Spawn({"/bin/sleep", "30"});
+  ASSERT_TRUE(silent.ok()) << silent.status();
+  EXPECT_TRUE(absl::IsDeadlineExceeded((*silent)->Receive(absl::Milliseconds(100)).status()));
+  (*silent)->Kill();
+  EXPECT_EQ((*silent)->ExitDescription(), "killed by signal 9");
+  auto dying = WorkerProcess::Spawn({"/bin/sh", "-c", "exit 3"});
+  ASSERT_TRUE(dying.ok());
+  EXPECT_TRUE(absl::IsUnavailable((*dying)->Receive(absl::Seconds(10)).status()));
+  EXPECT_EQ((*dying)->ExitDescription(), "exited with status 3");
+  // The worker's fds 3 and 4 are the pipes: an echo through them comes back.
+  auto echo = WorkerProcess::Spawn({"/bin/sh", "-c", "cat <&3 >&4"});
+  ASSERT_TRUE(echo.ok());
+  Message m;
+  m.Set("kind", "hello");
+  ASSERT_TRUE((*echo)->Send(m).ok());
+  auto got = (*echo)->Receive(absl::Seconds(10));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->Get("kind"), "hello");
+}
+
+}  // namespace
+}  // namespace kiln::tune
