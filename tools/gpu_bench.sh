@@ -4,6 +4,7 @@
 # first and compile with the table it exports. Logs go to LOGDIR.
 # usage: tools/gpu_bench.sh BIN_DIR LOGDIR [TYPES...]   (default Q8_0 Q4_K_M)
 # env: KILN_TUNE_BUDGET=100s  tune each model for that long before the bench
+#      KILN_TUNE_FAMILIES      e.g. attention (default: every family tune knows)
 #      KILN_BENCH_ARGS        extra `kiln bench` flags
 set -uo pipefail
 BIN=$1 LOG=$2
@@ -20,6 +21,7 @@ if [ -n "${KILN_TUNE_BUDGET:-}" ]; then
   for TYPE in "$@"; do
     echo "== kilnc tune 8b $TYPE (budget $KILN_TUNE_BUDGET)"
     "$BIN/kilnc" tune -m "$W/8b-$TYPE.gguf" --target sm_90 --budget "$KILN_TUNE_BUDGET" \
+      ${KILN_TUNE_FAMILIES:+--families "$KILN_TUNE_FAMILIES"} \
       --cache "$LOG/tune.tsv" --export "$LOG/sm_90.txtpb" 2>&1 | tr '\r' '\n' | grep -v '^\s*$' | tail -60
   done 2>&1 | tee "$LOG/tune.txt"
   [ -s "$LOG/sm_90.txtpb" ] && TABLE=(--schedules "$LOG/sm_90.txtpb")

@@ -3,10 +3,12 @@
 // head kv for all n_head/n_head_kv query heads that share it, so each K/V
 // row is read once, over positions [s*split, (s+1)*split).
 //
-//  1. q (pre-scaled by attn_scale*log2 e) into shared memory; each thread
-//     takes keys and forms the group's scores in the log2 domain.
+//  1. q (pre-scaled by attn_scale*log2 e) into shared memory; lanes take
+//     16-byte slices of key rows (a row per D*elem/16 lanes, several rows
+//     in flight) and form the group's scores in the log2 domain.
 //  2. Block max, p = ex2(score - max), block sum.
-//  3. Threads take (key row lane, 4 dims) and accumulate p * V.
+//  3. Threads take (key row lane, 4 dims) and accumulate p * V, several
+//     rows in flight.
 //  4. The block writes its record (max, sum, acc[D]) per query head to
 //     `partial`, fences, and counts itself in counter[kv] (the "last block
 //     done" pattern, spec/nvptx-llvm19.md §8). Splits past pos arrive without
@@ -25,6 +27,8 @@ using llvm::Value;
 
 namespace {
 constexpr float kLog2e = 1.4426950408889634f;
+// K and V rows each thread has in flight in the score and p*V loops.
+constexpr int kKeysInFlight = 4;
 }
 
 absl::Status EmitAttentionDecode(KernelBuilder& kb) {
@@ -90,35 +94,87 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     std::vector<Value*> mloc;
     for (int g = 0; g < G; ++g) mloc.push_back(kb.Var(kb.F32(), kb.F32c(kNegInf), "mloc"));
     Value* kc = kb.Param("k_cache");
-    // A key per thread; the head dimension in chunks of 16 through a
-    // runtime loop, so q is re-read from shared memory rather than hoisted
-    // into registers (group x head_dim of them).
-    kb.For(tid, n, i32c(NT), [&](Value* j) {
-      Value* krow = cache_ptr(kc, b.CreateAdd(start, j), i32c(0));
-      std::vector<Value*> s;
-      for (int g = 0; g < G; ++g) s.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "s"));
-      kb.For(i32c(0), i32c(D), i32c(16), [&](Value* c) {
-        std::vector<Value*> kv;
-        for (int q4 = 0; q4 < 4; ++q4) {
-          Value* dim = b.CreateAdd(c, i32c(4 * q4));
-          std::vector<Value*> v = load4(kb.Gep(krow, b.CreateMul(b.CreateZExt(dim, kb.I64()), kb.I64c(eb))));
-          kv.insert(kv.end(), v.begin(), v.end());
+    auto note_score = [&](Value* j, int g, Value* sg) {
+      kb.Store(sg, f32at(sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g))), 4);
+    };
+    const int KL = D * eb / 16;  // lanes that read one key row, 16 bytes each
+    if (KL <= kWarp && (KL & (KL - 1)) == 0) {
+      // KL lanes per key, 32/KL keys per warp and kKeysInFlight of them per
+      // lane in flight: every load is 16 bytes and a row is read by
+      // consecutive lanes (coalesced). Each lane keeps its slice of the
+      // group's q in registers; the dot is finished by xor shuffles within
+      // the KL lanes (all of them end with the sum).
+      const int KPW = kWarp / KL, E = 16 / eb, U = kKeysInFlight;
+      Value* key_lane = b.CreateUDiv(lane, i32c(KL));
+      Value* part = b.CreateURem(lane, i32c(KL));
+      Value* dim0 = b.CreateMul(part, i32c(E));
+      std::vector<std::vector<Value*>> qr(G);
+      for (int g = 0; g < G; ++g)
+        for (int e = 0; e < E; e += 4) {
+          std::vector<Value*> v = kb.Load4xF32(f32at(q_s, b.CreateAdd(dim0, i32c(int64_t{g} * D + e))));
+          qr[g].insert(qr[g].end(), v.begin(), v.end());
         }
-        for (int g = 0; g < G; ++g) {
-          Value* acc = kb.Get(s[g]);
-          for (int q4 = 0; q4 < 4; ++q4) {
-            std::vector<Value*> qv = kb.Load4xF32(f32at(q_s, b.CreateAdd(i32c(int64_t{g} * D + 4 * q4), c)));
-            for (int e = 0; e < 4; ++e) acc = kb.Fma(qv[e], kv[4 * q4 + e], acc);
+      kb.For(b.CreateMul(warp, i32c(KPW * U)), n, i32c(int64_t{NW} * KPW * U), [&](Value* j0) {
+        std::vector<Value*> raw(U), js(U), ok(U);
+        for (int u = 0; u < U; ++u) {
+          js[u] = b.CreateAdd(j0, b.CreateAdd(i32c(u * KPW), key_lane));
+          ok[u] = b.CreateICmpSLT(js[u], n);
+          Value* jc = b.CreateSelect(ok[u], js[u], b.CreateSub(n, i32c(1)));
+          raw[u] = kb.LoadNc(llvm::FixedVectorType::get(kb.I32(), 4), cache_ptr(kc, b.CreateAdd(start, jc), dim0), 16);
+        }
+        for (int u = 0; u < U; ++u) {
+          std::vector<Value*> k;
+          for (int w = 0; w < 4; ++w) {
+            Value* word = b.CreateExtractElement(raw[u], uint64_t(w));
+            if (eb == 4) {
+              k.push_back(kb.AsFloat(word));
+            } else {
+              k.push_back(kb.HalfToFloat(b.CreateTrunc(word, kb.I16())));
+              k.push_back(kb.HalfToFloat(b.CreateTrunc(b.CreateLShr(word, i32c(16)), kb.I16())));
+            }
           }
-          kb.Set(s[g], acc);
+          for (int g = 0; g < G; ++g) {
+            Value* sg = nullptr;
+            for (int e = 0; e < E; ++e) sg = sg == nullptr ? b.CreateFMul(qr[g][e], k[e]) : kb.Fma(qr[g][e], k[e], sg);
+            for (int off = KL / 2; off >= 1; off /= 2) sg = b.CreateFAdd(sg, kb.ShflXor(sg, off));
+            kb.Set(mloc[g], b.CreateSelect(ok[u], kb.Max(kb.Get(mloc[g]), sg), kb.Get(mloc[g])));
+            Value* j = js[u];
+            kb.If(b.CreateAnd(ok[u], b.CreateICmpEQ(part, i32c(0))), [&] { note_score(j, g, sg); });
+          }
         }
-      }, /*unroll=*/1);
-      for (int g = 0; g < G; ++g) {
-        Value* sg = kb.Get(s[g]);
-        kb.Store(sg, f32at(sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g))), 4);
-        kb.Set(mloc[g], kb.Max(kb.Get(mloc[g]), sg));
-      }
-    });
+      });
+    } else {
+      // Rows wider than a warp's 512 bytes (or not a power-of-two count of
+      // 16-byte slices): a key per thread, the head
+      // dimension in chunks of 16 through a runtime loop, so q is re-read
+      // from shared memory rather than hoisted into registers.
+      kb.For(tid, n, i32c(NT), [&](Value* j) {
+        Value* krow = cache_ptr(kc, b.CreateAdd(start, j), i32c(0));
+        std::vector<Value*> s;
+        for (int g = 0; g < G; ++g) s.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "s"));
+        kb.For(i32c(0), i32c(D), i32c(16), [&](Value* c) {
+          std::vector<Value*> kv;
+          for (int q4 = 0; q4 < 4; ++q4) {
+            Value* dim = b.CreateAdd(c, i32c(4 * q4));
+            std::vector<Value*> v = load4(kb.Gep(krow, b.CreateMul(b.CreateZExt(dim, kb.I64()), kb.I64c(eb))));
+            kv.insert(kv.end(), v.begin(), v.end());
+          }
+          for (int g = 0; g < G; ++g) {
+            Value* acc = kb.Get(s[g]);
+            for (int q4 = 0; q4 < 4; ++q4) {
+              std::vector<Value*> qv = kb.Load4xF32(f32at(q_s, b.CreateAdd(i32c(int64_t{g} * D + 4 * q4), c)));
+              for (int e = 0; e < 4; ++e) acc = kb.Fma(qv[e], kv[4 * q4 + e], acc);
+            }
+            kb.Set(s[g], acc);
+          }
+        }, /*unroll=*/1);
+        for (int g = 0; g < G; ++g) {
+          Value* sg = kb.Get(s[g]);
+          note_score(j, g, sg);
+          kb.Set(mloc[g], kb.Max(kb.Get(mloc[g]), sg));
+        }
+      });
+    }
     // 2. Block max and sum per query head.
     auto block_reduce = [&](const std::vector<Value*>& vars, bool is_max) {
       std::vector<Value*> w;
@@ -158,15 +214,29 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     for (int g = 0; g < G; ++g)
       for (int e = 0; e < 4; ++e) acc[g][e] = kb.Var(kb.F32(), kb.F32c(0.0f), "acc");
     Value* vc = kb.Param("v_cache");
-    kb.For(rl, n, i32c(RL), [&](Value* j) {
-      std::vector<Value*> v = load4(cache_ptr(vc, b.CreateAdd(start, j), b.CreateShl(dc, i32c(2))));
-      std::vector<Value*> p;
-      for (int g4 = 0; g4 < Gp / 4; ++g4) {
-        std::vector<Value*> pv = kb.Load4xF32(f32at(sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(4 * g4))));
-        p.insert(p.end(), pv.begin(), pv.end());
+    // kKeysInFlight rows per thread per step, their loads issued together;
+    // rows past n are clamped and weighted 0.
+    const int U = kKeysInFlight;
+    kb.For(rl, n, i32c(int64_t{RL} * U), [&](Value* j0) {
+      std::vector<std::vector<Value*>> vs(U);
+      std::vector<Value*> ok(U), jc(U);
+      for (int u = 0; u < U; ++u) {
+        Value* j = b.CreateAdd(j0, i32c(int64_t{u} * RL));
+        ok[u] = b.CreateICmpSLT(j, n);
+        jc[u] = b.CreateSelect(ok[u], j, b.CreateSub(n, i32c(1)));
+        vs[u] = load4(cache_ptr(vc, b.CreateAdd(start, jc[u]), b.CreateShl(dc, i32c(2))));
       }
-      for (int g = 0; g < G; ++g)
-        for (int e = 0; e < 4; ++e) kb.Set(acc[g][e], kb.Fma(p[g], v[e], kb.Get(acc[g][e])));
+      for (int u = 0; u < U; ++u) {
+        std::vector<Value*> p;
+        for (int g4 = 0; g4 < Gp / 4; ++g4) {
+          std::vector<Value*> pv = kb.Load4xF32(f32at(sc_s, b.CreateAdd(b.CreateMul(jc[u], i32c(Gp)), i32c(4 * g4))));
+          p.insert(p.end(), pv.begin(), pv.end());
+        }
+        for (int g = 0; g < G; ++g) {
+          Value* pg = b.CreateSelect(ok[u], p[g], kb.F32c(0.0f));
+          for (int e = 0; e < 4; ++e) kb.Set(acc[g][e], kb.Fma(pg, vs[u][e], kb.Get(acc[g][e])));
+        }
+      }
     });
     for (int g = 0; g < G; ++g) {
       std::vector<Value*> v;

@@ -40,8 +40,13 @@ TEST(Schedules, EveryFamilyOfEveryTableHasAnEntryOfItsKind) {
         ASSERT_TRUE(c.ok()) << c.status();
         EXPECT_FALSE(c->fallback) << target << " " << family << " " << dtype;
         EXPECT_EQ(c->entry.schedule_case(), *ScheduleCaseOf(family)) << family;
-        EXPECT_EQ(c->provenance.source(), Provenance::HEURISTIC);
         EXPECT_FALSE(c->provenance.gpu().empty());
+        // Tuned entries name the GPU they were measured on.
+        if (c->provenance.source() == Provenance::TUNED) {
+          EXPECT_GT(c->provenance.sm_count(), 0) << target << " " << family << " " << dtype;
+          EXPECT_FALSE(c->provenance.driver().empty());
+          EXPECT_FALSE(c->provenance.date().empty());
+        }
       }
     }
   }
@@ -51,11 +56,17 @@ TEST(Schedules, LookupPicksByDtypeAndShapeRange) {
   auto lib = *ScheduleLibrary::Builtin();
   auto q4 = *lib.Lookup({"matvec", "q4_k", 4096, 1536}, "sm_90");
   auto f16 = *lib.Lookup({"matvec", "f16", 4096, 4096}, "sm_90");
-  // 8B-sized shapes take the measured entries listed before the catch-alls:
-  // long rows (down), tall matrices (gate/up), the rest.
-  auto q4_down = *lib.Lookup({"matvec", "q4_k", 4096, 12288}, "sm_90");
-  auto q4_tall = *lib.Lookup({"matvec", "q4_k", 24576, 4096}, "sm_90");
-  auto q4_qkv = *lib.Lookup({"matvec", "q4_k", 6144, 4096}, "sm_90");
+  // The 8B shapes tuned on the H200 take their exact entries, listed first;
+  // other large shapes the ranges after them: long rows (down), tall
+  // matrices (gate/up), the rest.
+  auto q4_tuned = *lib.Lookup({"matvec", "q4_k", 6144, 4096}, "sm_90");
+  EXPECT_EQ(q4_tuned.provenance.source(), Provenance::TUNED);
+  EXPECT_EQ(q4_tuned.provenance.gpu(), "NVIDIA H200");
+  EXPECT_TRUE(q4_tuned.entry.matvec().stage_all());
+  auto q4_down = *lib.Lookup({"matvec", "q4_k", 5120, 13824}, "sm_90");
+  auto q4_tall = *lib.Lookup({"matvec", "q4_k", 27648, 5120}, "sm_90");
+  auto q4_qkv = *lib.Lookup({"matvec", "q4_k", 7168, 5120}, "sm_90");
+  EXPECT_EQ(q4_down.provenance.source(), Provenance::HEURISTIC);
   EXPECT_EQ(q4_down.entry.matvec().threads(), 64);
   EXPECT_EQ(q4_tall.entry.matvec().row_groups(), 4);
   EXPECT_EQ(q4_qkv.entry.matvec().rows_per_block(), 16);

@@ -338,7 +338,8 @@ std::vector<float> CacheAsFloat(const std::vector<uint8_t>& c, bool f16) {
 
 TEST(CodegenGpu, RopeAndAttention) {
   REQUIRE_GPU();
-  const AttnModel models[] = {{"tiny", 4, 2, 64}, {"b8", 32, 8, 128}};
+  // wide with an f32 cache takes the decode attention's key-per-thread path.
+  const AttnModel models[] = {{"tiny", 4, 2, 64}, {"b8", 32, 8, 128}, {"wide", 8, 2, 256}};
   std::vector<KernelSpec> specs;
   for (const AttnModel& m : models)
     for (bool f16 : {true, false}) {

@@ -127,7 +127,10 @@ std::vector<KernelSpec> OtherKernels() {
     const char* name;
     int64_t embd, vocab, heads, kv_heads, head_dim;
   };
-  const Model models[] = {{"tiny", 256, 4096, 4, 2, 64}, {"b8", 4096, 151936, 32, 8, 128}};
+  // wide: with an f32 cache its K rows (1 KiB) take the decode attention's
+  // key-per-thread score path.
+  const Model models[] = {
+      {"tiny", 256, 4096, 4, 2, 64}, {"b8", 4096, 151936, 32, 8, 128}, {"wide", 512, 4096, 8, 2, 256}};
   int k = 0;
   for (const Model& m : models) {
     for (WeightFormat f : AllFormats()) {
@@ -153,7 +156,7 @@ std::vector<KernelSpec> OtherKernels() {
       KernelSpec rope = base;
       rope.name = absl::StrCat("rope_", m.name, "_", kv);
       rope.family = Family::kQkNormRopeStore;
-      rope.elementwise.threads = static_cast<int>(m.head_dim / 2 < 32 ? 32 : m.head_dim / 2);
+      rope.elementwise.threads = static_cast<int>(m.head_dim / 2 < 32 ? 32 : (m.head_dim / 2 + 31) / 32 * 32);
       out.push_back(rope);
       KernelSpec dec = base;
       dec.name = absl::StrCat("attn_decode_", m.name, "_", kv);
