@@ -38,7 +38,6 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 print(json.dumps(d, indent=1)[:6000])
 PY
-  "$BIN/kiln" profile -b "$W/8b-$TYPE.kiln" -m "$W/8b-$TYPE.gguf" --by family 2>&1 | tee "$LOG/profile-family-$TYPE.txt"
   "$BIN/kiln" profile -b "$W/8b-$TYPE.kiln" -m "$W/8b-$TYPE.gguf" > "$LOG/profile-$TYPE.txt" 2>&1
   head -30 "$LOG/profile-$TYPE.txt"
 done

@@ -25,8 +25,9 @@ for t in json.load(open(os.path.join(stage, 'tests.json')))['tests']:
         for f in os.listdir(os.path.dirname(exe)):
             if f.endswith(('.py', '.sh')):
                 shutil.copy(os.path.join(os.path.dirname(exe), f), os.path.join(stage, 'pkg', 'bin', f))
-    # Arguments naming the build's binaries (e.g. kilnc) point at the staged bin/.
-    args = ' '.join('"%s"' % a.replace(os.path.join(build, 'bin') + '/', '${CMAKE_CURRENT_LIST_DIR}/bin/')
+    # Arguments naming the build's binaries (e.g. kilnc) point at the staged
+    # bin/ ($KILN_BIN_DIR, set by tools/gpu_check.sh).
+    args = ' '.join('"%s"' % a.replace(os.path.join(build, 'bin') + '/', '$ENV{KILN_BIN_DIR}/')
                     for a in t['command'][1:])
     lines.append('add_test(%s "${CMAKE_CURRENT_LIST_DIR}/bin/%s" %s)' % (t['name'], name, args))
     props = {p['name']: p['value'] for p in t.get('properties', [])}

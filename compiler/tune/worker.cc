@@ -311,11 +311,18 @@ std::string DriverDescription(int api_version) {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (std::getline(in, line)) {
+    // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04
+    // Release Build ...": the first word after "Kernel Module" made of
+    // digits and dots, with a dot.
     const size_t at = line.find("Kernel Module");
     if (at != std::string::npos) {
-      std::vector<std::string> words =
-          absl::StrSplit(absl::StripAsciiWhitespace(line.substr(at + 13)), ' ', absl::SkipEmpty());
-      if (!words.empty()) module = words[0];
+      for (absl::string_view w : absl::StrSplit(line.substr(at + 13), ' ', absl::SkipEmpty())) {
+        if (w.find('.') != absl::string_view::npos &&
+            w.find_first_not_of("0123456789.") == absl::string_view::npos) {
+          module = std::string(w);
+          break;
+        }
+      }
     }
   }
   const std::string api = absl::StrCat("CUDA ", api_version / 1000, ".", (api_version % 1000) / 10);
