@@ -11,9 +11,9 @@
 //     rows in flight.
 //  4. The block writes its record (max, sum, acc[D]) per query head to
 //     `partial`, fences, and counts itself in counter[kv] (the "last block
-//     done" pattern, spec/nvptx-llvm19.md §8). Splits past pos arrive without
-//     working. The last block to arrive resets the counter and merges the
-//     records of the live splits with ld.volatile reads.
+//     done" pattern, spec/nvptx-llvm19.md §8). Splits past pos exit at
+//     once and are not counted. The last live block to arrive resets the
+//     counter and merges the live records with ld.volatile reads.
 // Positions past max_splits*split_positions are not attended: the cache
 // capacity C must not exceed that product.
 #include <limits>
@@ -59,6 +59,9 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   Value* L = b.CreateAdd(kb.Load(kb.I32(), kb.Param("pos"), 4), i32c(1));
   Value* start = b.CreateMul(split, i32c(SP));
   Value* partial = kb.Param("partial");
+  // Live splits: those that start before L (at least one, at most MS).
+  Value* nact = b.CreateUDiv(b.CreateAdd(L, i32c(SP - 1)), i32c(SP));
+  nact = b.CreateSelect(b.CreateICmpSLT(nact, i32c(MS)), nact, i32c(MS));
   auto record = [&](Value* s, Value* g) {  // float index of (kv, s, g)'s record
     Value* r = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(kvh, i32c(MS)), s), i32c(G)), g);
     return b.CreateMul(b.CreateZExt(r, kb.I64()), kb.I64c(rec));
@@ -265,93 +268,94 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       }
     });
     kb.MembarGl();
-  });
 
-  // Arrival.
-  kb.Barrier();
-  Value* counter = kb.Gep(kb.Param("counter"), b.CreateShl(b.CreateZExt(kvh, kb.I64()), kb.I64c(2)));
-  kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] {
-    Value* old = kb.AtomicAddU32(counter, i32c(1));
-    kb.Store(b.CreateZExt(b.CreateICmpEQ(old, i32c(MS - 1)), kb.I32()), flag, 4);
-  });
-  kb.Barrier();
-  // The dependents may launch; only the merge is left.
-  kb.GridDependencyLaunchDependents();
-  kb.If(b.CreateICmpNE(kb.Load(kb.I32(), flag, 4), i32c(0)), [&] {
-    kb.MembarGl();
-    kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] { kb.StoreVolatile(i32c(0), counter, 4); });
-    Value* nact = b.CreateUDiv(b.CreateAdd(L, i32c(SP - 1)), i32c(SP));
-    nact = b.CreateSelect(b.CreateICmpSLT(nact, i32c(MS)), nact, i32c(MS));
-    // Maxima and sums of every live record into shared memory:
-    // m at sc_s[g*MS + s], l at sc_s[(G + g)*MS + s].
-    kb.For(tid, b.CreateMul(nact, i32c(G)), i32c(NT), [&](Value* i) {
-      Value* s = b.CreateUDiv(i, i32c(G));
-      Value* g = b.CreateURem(i, i32c(G));
-      Value* at = record(s, g);
-      Value* m = kb.LoadVolatile(kb.F32(), partial_at(at), 4);
-      Value* l = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(at, kb.I64c(1))), 4);
-      Value* slot = b.CreateAdd(b.CreateMul(g, i32c(MS)), s);
-      kb.Store(m, f32at(sc_s, slot), 4);
-      kb.Store(l, f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
-    }, /*unroll=*/1);
+    // Arrival, of the live splits only: blocks past the context never get
+    // here (their exit triggers the dependents), so at short context the
+    // grid's empty blocks cost no barrier, fence or atomic. The last of the
+    // nact live blocks to arrive merges.
     kb.Barrier();
-    // Thread g turns them into weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s'.
-    kb.If(b.CreateICmpSLT(tid, i32c(G)), [&] {
-      Value* base = b.CreateMul(tid, i32c(MS));
-      Value* mx = kb.Var(kb.F32(), kb.F32c(kNegInf), "mx");
-      kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
-        kb.Set(mx, kb.Max(kb.Get(mx), kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(base, s)), 4)));
-      }, /*unroll=*/1);
-      Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
-      kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
-        Value* slot = b.CreateAdd(base, s);
-        Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
-        Value* l = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
-        kb.Set(den, kb.Fma(e, l, kb.Get(den)));
-      }, /*unroll=*/1);
-      Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.Get(den));
-      kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
-        Value* slot = b.CreateAdd(base, s);
-        Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
-        kb.Store(b.CreateFMul(e, inv), f32at(sc_s, slot), 4);
-      }, /*unroll=*/1);
+    Value* counter = kb.Gep(kb.Param("counter"), b.CreateShl(b.CreateZExt(kvh, kb.I64()), kb.I64c(2)));
+    kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] {
+      Value* old = kb.AtomicAddU32(counter, i32c(1));
+      kb.Store(b.CreateZExt(b.CreateICmpEQ(old, b.CreateSub(nact, i32c(1))), kb.I32()), flag, 4);
     });
     kb.Barrier();
-    // out = sum_s w[g][s] * acc_s: each thread owns `per` outputs and
-    // streams the splits, kUnroll at a time so their loads are in flight
-    // together, then the remainder one by one (no masks: masks became
-    // uniform predicates that ptxas 13 spilled on sm_90).
-    const int per = (G * D + NT - 1) / NT;
-    const int kUnroll = 4;
-    std::vector<Value*> outv;
-    for (int k = 0; k < per; ++k) outv.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "o"));
-    std::vector<Value*> og(per), od(per);
-    for (int k = 0; k < per; ++k) {
-      Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
-      if (int64_t{k + 1} * NT > int64_t{G} * D)
-        i = b.CreateSelect(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), i, i32c(0));
-      og[k] = b.CreateUDiv(i, i32c(D));
-      od[k] = b.CreateZExt(b.CreateURem(i, i32c(D)), kb.I64());
-    }
-    auto accumulate = [&](Value* s) {
-      for (int k = 0; k < per; ++k) {
-        Value* a = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(record(s, og[k]), b.CreateAdd(kb.I64c(2), od[k]))), 4);
-        Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(b.CreateMul(og[k], i32c(MS)), s)), 4);
-        kb.Set(outv[k], kb.Fma(w, a, kb.Get(outv[k])));
-      }
-    };
-    Value* full = b.CreateMul(b.CreateUDiv(nact, i32c(kUnroll)), i32c(kUnroll));
-    kb.For(i32c(0), full, i32c(kUnroll), [&](Value* s0) {
-      for (int u = 0; u < kUnroll; ++u) accumulate(b.CreateAdd(s0, i32c(u)));
-    });
-    kb.For(full, nact, i32c(1), [&](Value* s) { accumulate(s); }, /*unroll=*/1);
-    Value* out = kb.Param("out");
-    for (int k = 0; k < per; ++k) {
-      Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
-      kb.If(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), [&] {
-        kb.Store(kb.Get(outv[k]), f32at(out, b.CreateAdd(b.CreateMul(kvh, i32c(int64_t{G} * D)), i)), 4);
+    // The dependents may launch; only the merge is left.
+    kb.GridDependencyLaunchDependents();
+    kb.If(b.CreateICmpNE(kb.Load(kb.I32(), flag, 4), i32c(0)), [&] {
+      kb.MembarGl();
+      kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] { kb.StoreVolatile(i32c(0), counter, 4); });
+      // Maxima and sums of every live record into shared memory:
+      // m at sc_s[g*MS + s], l at sc_s[(G + g)*MS + s].
+      kb.For(tid, b.CreateMul(nact, i32c(G)), i32c(NT), [&](Value* i) {
+        Value* s = b.CreateUDiv(i, i32c(G));
+        Value* g = b.CreateURem(i, i32c(G));
+        Value* at = record(s, g);
+        Value* m = kb.LoadVolatile(kb.F32(), partial_at(at), 4);
+        Value* l = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(at, kb.I64c(1))), 4);
+        Value* slot = b.CreateAdd(b.CreateMul(g, i32c(MS)), s);
+        kb.Store(m, f32at(sc_s, slot), 4);
+        kb.Store(l, f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
+      }, /*unroll=*/1);
+      kb.Barrier();
+      // Thread g turns them into weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s'.
+      kb.If(b.CreateICmpSLT(tid, i32c(G)), [&] {
+        Value* base = b.CreateMul(tid, i32c(MS));
+        Value* mx = kb.Var(kb.F32(), kb.F32c(kNegInf), "mx");
+        kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
+          kb.Set(mx, kb.Max(kb.Get(mx), kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(base, s)), 4)));
+        }, /*unroll=*/1);
+        Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
+        kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
+          Value* slot = b.CreateAdd(base, s);
+          Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
+          Value* l = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
+          kb.Set(den, kb.Fma(e, l, kb.Get(den)));
+        }, /*unroll=*/1);
+        Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.Get(den));
+        kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
+          Value* slot = b.CreateAdd(base, s);
+          Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
+          kb.Store(b.CreateFMul(e, inv), f32at(sc_s, slot), 4);
+        }, /*unroll=*/1);
       });
-    }
+      kb.Barrier();
+      // out = sum_s w[g][s] * acc_s: each thread owns `per` outputs and
+      // streams the splits, kUnroll at a time so their loads are in flight
+      // together, then the remainder one by one (no masks: masks became
+      // uniform predicates that ptxas 13 spilled on sm_90).
+      const int per = (G * D + NT - 1) / NT;
+      const int kUnroll = 4;
+      std::vector<Value*> outv;
+      for (int k = 0; k < per; ++k) outv.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "o"));
+      std::vector<Value*> og(per), od(per);
+      for (int k = 0; k < per; ++k) {
+        Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
+        if (int64_t{k + 1} * NT > int64_t{G} * D)
+          i = b.CreateSelect(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), i, i32c(0));
+        og[k] = b.CreateUDiv(i, i32c(D));
+        od[k] = b.CreateZExt(b.CreateURem(i, i32c(D)), kb.I64());
+      }
+      auto accumulate = [&](Value* s) {
+        for (int k = 0; k < per; ++k) {
+          Value* a = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(record(s, og[k]), b.CreateAdd(kb.I64c(2), od[k]))), 4);
+          Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(b.CreateMul(og[k], i32c(MS)), s)), 4);
+          kb.Set(outv[k], kb.Fma(w, a, kb.Get(outv[k])));
+        }
+      };
+      Value* full = b.CreateMul(b.CreateUDiv(nact, i32c(kUnroll)), i32c(kUnroll));
+      kb.For(i32c(0), full, i32c(kUnroll), [&](Value* s0) {
+        for (int u = 0; u < kUnroll; ++u) accumulate(b.CreateAdd(s0, i32c(u)));
+      });
+      kb.For(full, nact, i32c(1), [&](Value* s) { accumulate(s); }, /*unroll=*/1);
+      Value* out = kb.Param("out");
+      for (int k = 0; k < per; ++k) {
+        Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
+        kb.If(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), [&] {
+          kb.Store(kb.Get(outv[k]), f32at(out, b.CreateAdd(b.CreateMul(kvh, i32c(int64_t{G} * D)), i)), 4);
+        });
+      }
+    });
   });
   kb.Finish();
   return absl::OkStatus();
