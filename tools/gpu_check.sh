@@ -4,6 +4,9 @@
 # start, run every CTest test labelled `gpu`, then the benchmark table.
 # Logs go to the folder given as $1 (default $OUT).
 # usage: tools/gpu_check.sh [LOGDIR] [extra ctest arguments, e.g. -E deep]
+# The device tool returns at most 8 files from $OUT: give a scratch LOGDIR and
+# tar it into $OUT, e.g.
+#   timeout 570 bash tools/gpu_check.sh /tmp/logs -j4; tar -C /tmp/logs -czf $OUT/logs.tgz .
 # env: KILN_BENCH_TYPES (default "Q8_0 Q4_K_M"; "" skips the 8B bench),
 #      KILN_TUNE_BUDGET (e.g. 100s: tune the 8B models first; tools/gpu_bench.sh)
 set -uo pipefail
