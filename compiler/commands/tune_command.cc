@@ -196,6 +196,11 @@ absl::Status Tune(const std::vector<std::string>& positional) {
   o.rotate_bytes = int64_t{absl::GetFlag(FLAGS_rotate_mib)} << 20;
   o.attention_position = absl::GetFlag(FLAGS_attention_position);
   o.inject_test_candidates = absl::GetFlag(FLAGS_inject_test_candidates);
+  if (o.candidate_timeout <= absl::ZeroDuration())
+    return absl::InvalidArgumentError("--candidate_timeout must be positive");
+  if (o.samples < 1) return absl::InvalidArgumentError("--samples must be at least 1");
+  if (absl::GetFlag(FLAGS_rotate_mib) < 0) return absl::InvalidArgumentError("--rotate_mib must not be negative");
+  if (o.attention_position < 0) return absl::InvalidArgumentError("--attention_position must not be negative");
   o.verbose = absl::GetFlag(FLAGS_verbose);
   o.date = Today();
   ASSIGN_OR_RETURN(std::string self, SelfPath());

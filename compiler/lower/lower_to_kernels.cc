@@ -313,6 +313,15 @@ class StepLowering {
     return Root(p) == Root(v) ? g + 1 : g;
   }
 
+  // Three parts told apart by QkvRow0 must land on distinct rows: with as
+  // many query as KV heads, q and k have one width and cannot be told apart.
+  absl::Status CheckQkvParts(const Op& k, const std::vector<const Value*>& parts) {
+    absl::flat_hash_set<int64_t> rows;
+    for (const Value* p : parts) rows.insert(QkvRow0(k, p));
+    if (rows.size() == parts.size()) return absl::OkStatus();
+    return Unsupported(k, "separate q, k and v of one width (as many query heads as KV heads)");
+  }
+
   // Decode (T = 1): a [1, rows] matvec result is already a qkv row segment,
   // so separately computed q, k and v are written straight into the qkv
   // scratch at their offsets, and no copies are needed. (Prefill's [T, rows]
@@ -327,6 +336,7 @@ class StepLowering {
       for (int i = 0; i < op->num_operands(); ++i)
         if (op->operand(i)->type().dtype != ir::DType::kI32) parts.push_back(op->operand(i));
       if (parts.size() != 3) continue;
+      RETURN_IF_ERROR(CheckQkvParts(*op, parts));
       EnsureQkvScratch();
       for (const Value* p : parts) {
         if (Root(p)->is_global() || fixed_.count(Root(p)))
@@ -341,6 +351,7 @@ class StepLowering {
   // rows of kv_dim floats.
   absl::StatusOr<Location> AssembleQkv(const Op& k, const std::vector<const Value*>& parts) {
     const int64_t per_token = c_.n_head / c_.n_head_kv + 2;
+    RETURN_IF_ERROR(CheckQkvParts(k, parts));
     EnsureQkvScratch();
     for (const Value* p : parts) {
       int64_t width = p->type().shape.back().value();

@@ -186,7 +186,9 @@ absl::StatusOr<WeightCopies> CopyWeights(const cu::Context& ctx, const cu::Strea
   const int count = static_cast<int>(std::max<int64_t>(2, (min_total_bytes + w_bytes + s_bytes - 1) / (w_bytes + s_bytes)));
   WeightCopies out;
   for (int i = 0; i < count; ++i) {
-    ASSIGN_OR_RETURN(cu::DeviceBuffer bw, cu::DeviceBuffer::Allocate(ctx, uint64_t(w_bytes)));
+    // 256 bytes of slack: the staged weight formats read whole 16-byte
+    // windows past a row's end (docs/codegen.md "Kernel ABI").
+    ASSIGN_OR_RETURN(cu::DeviceBuffer bw, cu::DeviceBuffer::Allocate(ctx, uint64_t(w_bytes) + 256));
     ASSIGN_OR_RETURN(cu::DeviceBuffer bs, cu::DeviceBuffer::Allocate(ctx, uint64_t(s_bytes)));
     if (w != 0) {
       RETURN_IF_ERROR(stream.CopyDeviceToDevice(bw.ptr(), w, uint64_t(w_bytes)));

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -121,8 +122,12 @@ absl::StatusOr<bool> MessageReader::TakeMessage(Message* out) {
     uint64_t len = 0;
     if (sp == std::string::npos || sp == 0 || !absl::SimpleAtoi(line.substr(sp + 1), &len))
       return absl::DataLossError(absl::StrCat("malformed field header '", line.substr(0, 80), "'"));
+    // A field is at most 1 GiB; the check below cannot overflow.
+    if (len > (uint64_t{1} << 30))
+      return absl::DataLossError(absl::StrCat("field '", line.substr(0, std::min<size_t>(sp, 80)), "' claims ", len,
+                                              " bytes"));
     const size_t value = nl + 1;
-    if (buf_.size() < value + len + 1) return false;
+    if (buf_.size() - value < len + 1) return false;
     if (buf_[value + len] != '\n') return absl::DataLossError("a field does not end with a newline");
     m.fields[line.substr(0, sp)] = buf_.substr(value, len);
     pos = value + len + 1;

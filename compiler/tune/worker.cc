@@ -35,8 +35,9 @@ using codegen::KernelAbi;
 using codegen::KernelSpec;
 using schedules::TuneStatus;
 
-// Relative error bounds (docs/codegen.md "Numerics": matvecs <= 8.5e-6,
-// decode attention <= 3e-7; the codegen GPU tests use the same bounds).
+// Relative error bounds: the codegen GPU tests' (1e-4), which leave a wide
+// margin over what the kernels measure (docs/codegen.md "Numerics": matvecs
+// <= 8.5e-6, decode attention <= 3e-7); a wrong schedule is off by far more.
 constexpr double kMatVecBound = 1e-4;
 constexpr double kAttentionBound = 1e-4;
 

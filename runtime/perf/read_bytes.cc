@@ -16,6 +16,9 @@ absl::StatusOr<ReadBytes> LaunchReadBytes(const Kernel& k, int64_t tokens, int64
   if (!per_position.ok())
     return absl::InvalidArgumentError(
         absl::StrCat("kernel '", k.name(), "': bytes_read_per_position: ", per_position.status().message()));
+  if (*per_position < 0)
+    return absl::DataLossError(
+        absl::StrCat("kernel '", k.name(), "': bytes_read_per_position is negative (", *per_position, ")"));
   b.kv = static_cast<uint64_t>(*per_position) * static_cast<uint64_t>(position + tokens);
   return b;
 }

@@ -51,6 +51,12 @@ for type in Q8_0 Q4_K_M BF16; do
 done
 check "bundle has load, prefill and decode plans" bash -c "grep -q '^load {' '$T/c_Q8_0.txt' && grep -q '^prefill {' '$T/c_Q8_0.txt' && grep -q '^decode {' '$T/c_Q8_0.txt'"
 check "Q8_0 weights are packed at load" grep -q "pack_q8_0" "$T/c_Q8_0.txt"
+# Q4_K_M's layer 0 has a Q6_K attn_v, so q, k and v are three matvecs:
+# prefill copies them into the qkv rows, decode writes them there directly.
+check "prefill assembles split q/k/v with copies" \
+  bash -c "awk '/^prefill \\{/,/^decode \\{/' '$T/c_Q4_K_M.txt' | grep -q 'copy_rows'"
+check "decode needs no q/k/v copies" \
+  bash -c "! awk '/^decode \\{/,0' '$T/c_Q4_K_M.txt' | grep -q 'copy_rows'"
 check "kernels state the weight and KV bytes they read (kiln bench/profile)" \
   bash -c "grep -q '^  bytes_read: ' '$T/c_Q8_0.txt' && grep -q 'bytes_read_per_position { constant: ' '$T/c_Q8_0.txt'"
 "$KILNC" compile "$T/c_Q8_0.gguf" --dump-dir "$T/dump" --stop-after=fuse 2>/dev/null
@@ -58,6 +64,9 @@ check "stop-after dumps up to fuse" bash -c "test -s '$T/dump/003-fuse.kir' && t
 "$KILNC" compile "$T/c_Q8_0.gguf" --dump-dir "$T/dump2" --stop-after=fuse 2>/dev/null
 check "dumps are byte-identical between runs" diff -r "$T/dump" "$T/dump2" -x index.tsv
 expect_error "unknown pass" "no-such-pass" "$KILNC" compile "$T/c_Q8_0.gguf" --stop-after=no-such-pass
+expect_error "tune --samples 0" "--samples must be at least 1" "$KILNC" tune -m "$T/c_Q8_0.gguf" --samples 0
+expect_error "tune --candidate_timeout 0" "--candidate_timeout must be positive" \
+  "$KILNC" tune -m "$T/c_Q8_0.gguf" --candidate_timeout 0s
 SCHED=$(cd "$(dirname "$0")/../../schedules" && pwd)
 check "--schedules with the shipped sm_90 table gives the same bundle" \
   bash -c "'$KILNC' compile '$T/c_Q8_0.gguf' -o '$T/c_sched.kiln' --schedules '$SCHED/sm_90.txtpb' 2>/dev/null && cmp -s '$T/c_sched.kiln' '$T/c_Q8_0.kiln'"
