@@ -3,6 +3,7 @@
 #define KILN_TESTS_MODELS_TEST_MODELS_H_
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include <memory>
@@ -35,12 +36,14 @@ inline double RelErr(const std::vector<float>& a, const std::vector<float>& b) {
   return std::sqrt(num / den);
 }
 
-// Writes a synthetic model and opens it.
+// Writes a synthetic model and opens it. The file is unlinked once open
+// (the mapping keeps it readable), so no test leaves models behind.
 inline std::unique_ptr<gguf::GgufFile> SynthAndOpen(const SynthOptions& o, const std::string& name) {
   std::string path = TempPath(name);
   absl::Status s = WriteSyntheticModel(o, path);
   EXPECT_TRUE(s.ok()) << s;
   auto f = gguf::GgufFile::Open(path);
+  std::remove(path.c_str());
   EXPECT_TRUE(f.ok()) << f.status();
   return f.ok() ? std::move(*f) : nullptr;
 }
