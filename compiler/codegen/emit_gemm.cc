@@ -49,6 +49,20 @@ class GemmEmitter {
     for (int i = 0; i < 4; ++i) vec = b_.CreateInsertElement(vec, b_.CreateFPTrunc(v[i], kb_.F16()), uint64_t(i));
     kb_.Store(vec, ptr, 8);
   }
+  // A warp's place in the mma.sync m16n8k16 tiling: lane group (lane / 4),
+  // 2 x (lane % 4), and the first row and token of its warp tile. Used by
+  // the k loop and by the accumulator store, which must agree.
+  struct Fragments {
+    Value *grp, *tig2, *mbase, *nbase;
+  };
+  Fragments WarpFragments() {
+    Value* lane = b_.CreateAnd(tid_, I(31));
+    Value* warp = b_.CreateLShr(tid_, I(5));
+    Value* wm = b_.CreateURem(warp, I(plan_.warps_m));
+    Value* wn = b_.CreateUDiv(warp, I(plan_.warps_m));
+    return {b_.CreateLShr(lane, I(2)), b_.CreateShl(b_.CreateAnd(lane, I(3)), I(1)),
+            b_.CreateMul(wm, I(plan_.tile_m / plan_.warps_m)), b_.CreateMul(wn, I(plan_.tile_n / plan_.warps_n))};
+  }
   void LoadWeightTile(Value* kt);
   void LoadActivationTile(Value* kt);
   void ComputeTensorCores();
@@ -192,14 +206,8 @@ void GemmEmitter::LoadActivationTile(Value* kt) {
 
 void GemmEmitter::ComputeTensorCores() {
   const int MF = plan_.m_frags, NF = plan_.n_frags;
-  Value* lane = b_.CreateAnd(tid_, I(31));
-  Value* warp = b_.CreateLShr(tid_, I(5));
-  Value* wm = b_.CreateURem(warp, I(plan_.warps_m));
-  Value* wn = b_.CreateUDiv(warp, I(plan_.warps_m));
-  Value* grp = b_.CreateLShr(lane, I(2));
-  Value* tig2 = b_.CreateShl(b_.CreateAnd(lane, I(3)), I(1));
-  Value* mbase = b_.CreateMul(wm, I(plan_.tile_m / plan_.warps_m));
-  Value* nbase = b_.CreateMul(wn, I(plan_.tile_n / plan_.warps_n));
+  const Fragments f = WarpFragments();
+  Value *grp = f.grp, *tig2 = f.tig2, *mbase = f.mbase, *nbase = f.nbase;
   llvm::Type* h2 = llvm::FixedVectorType::get(kb_.F16(), 2);
   auto frag = [&](Value* base, Value* row, Value* col, int stride) {
     return b_.CreateBitCast(kb_.Load(kb_.I32(), At(base, row, col, stride, 2), 4), h2);
@@ -256,14 +264,8 @@ void GemmEmitter::StoreAccumulators() {
   // along rows are coalesced.
   auto store = [&](Value* n, Value* m, Value* v) { kb_.Store(v, At(c_s_, n, m, plan_.c_stride, 4), 4); };
   if (plan_.tensor_cores) {
-    Value* lane = b_.CreateAnd(tid_, I(31));
-    Value* warp = b_.CreateLShr(tid_, I(5));
-    Value* wm = b_.CreateURem(warp, I(plan_.warps_m));
-    Value* wn = b_.CreateUDiv(warp, I(plan_.warps_m));
-    Value* grp = b_.CreateLShr(lane, I(2));
-    Value* tig2 = b_.CreateShl(b_.CreateAnd(lane, I(3)), I(1));
-    Value* mbase = b_.CreateMul(wm, I(plan_.tile_m / plan_.warps_m));
-    Value* nbase = b_.CreateMul(wn, I(plan_.tile_n / plan_.warps_n));
+    const Fragments f = WarpFragments();
+    Value *grp = f.grp, *tig2 = f.tig2, *mbase = f.mbase, *nbase = f.nbase;
     for (int mf = 0; mf < plan_.m_frags; ++mf) {
       for (int nf = 0; nf < plan_.n_frags; ++nf) {
         int base = (mf * plan_.n_frags + nf) * 4;
