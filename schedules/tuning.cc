@@ -3,10 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <set>
-#include <sstream>
 #include <tuple>
 #include <utility>
 
@@ -19,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/text_format.h"
+#include "support/read_file.h"
 #include "support/status_macros.h"
 
 namespace kiln::schedules {
@@ -248,11 +247,10 @@ absl::StatusOr<TuneRecord> ParseRecord(std::string_view line) {
 absl::StatusOr<TuneCache> TuneCache::Open(const std::string& path, std::vector<std::string>* warnings) {
   TuneCache cache;
   cache.path_ = path;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return cache;  // a new cache
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  absl::StatusOr<std::string> read = ReadTextFile(path);
+  if (absl::IsNotFound(read.status())) return cache;  // a new cache
+  if (!read.ok()) return read.status();
+  const std::string text = *std::move(read);
   size_t pos = 0;
   int line_no = 0;
   while (pos < text.size()) {

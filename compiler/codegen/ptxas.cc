@@ -12,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -21,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "compiler/codegen/codegen.h"
+#include "support/read_file.h"
 
 extern char** environ;
 
@@ -188,11 +188,9 @@ absl::StatusOr<std::string> RunPtxas(const std::string& ptx, const Target& targe
     return absl::InvalidArgumentError(
         absl::StrCat("ptxas rejected the PTX for ", target.Name(), " (exit ", *rc, "):\n", errors));
   }
-  std::ifstream f(out, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  if (!f) return absl::InternalError(absl::StrCat("cannot read ", out));
-  return ss.str();
+  absl::StatusOr<std::string> cubin = ReadTextFile(out);
+  if (!cubin.ok()) return absl::InternalError(cubin.status().message());  // ptxas said it wrote it
+  return cubin;
 }
 
 }  // namespace kiln::codegen

@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/numbers.h"
@@ -13,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "runtime/perf/read_bytes.h"
 #include "runtime/perf/stats.h"
+#include "support/read_file.h"
 #include "support/status_macros.h"
 
 namespace kiln::runtime {
@@ -40,12 +39,10 @@ absl::StatusOr<double> ProcessAgeSeconds() {
   // proc(5): field 22 of /proc/self/stat is the start time in clock ticks
   // after boot; the fields after the parenthesized command name are split
   // by spaces (the name itself may hold any).
-  std::ifstream in("/proc/self/stat");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string stat = buffer.str();
+  absl::StatusOr<std::string> read = ReadTextFile("/proc/self/stat");
+  const std::string stat = read.ok() ? *std::move(read) : "";
   const size_t close = stat.rfind(')');
-  if (!in || close == std::string::npos) return absl::NotFoundError("/proc/self/stat is not readable");
+  if (close == std::string::npos) return absl::NotFoundError("/proc/self/stat is not readable");
   std::vector<std::string> fields = absl::StrSplit(stat.substr(close + 1), ' ', absl::SkipEmpty());
   // fields[0] is field 3 (state), so field 22 is fields[19].
   uint64_t start_ticks = 0;
