@@ -271,12 +271,7 @@ class StepLowering {
     // The qkv input: one packed operand, or q/k/v assembled into scratch.
     Location qkv;
     const Value* pos = nullptr;
-    std::vector<const Value*> parts;
-    for (int i = 0; i < k.num_operands(); ++i) {
-      const Value* v = k.operand(i);
-      if (v->type().dtype == ir::DType::kI32) pos = v;
-      else parts.push_back(v);
-    }
+    const std::vector<const Value*> parts = QkvOperands(k, &pos);
     if (parts.size() == 1) {
       ASSIGN_OR_RETURN(qkv, At(parts[0]));
     } else if (parts.size() == 3 && decode_) {
@@ -294,6 +289,18 @@ class StepLowering {
     ASSIGN_OR_RETURN(Location out, At(k.result(0)));
     return ctx_.Launch(plan_, s, {Ptr(qkv), Ptr(qn), Ptr(kn), Ptr(posl), Ptr(kc), Ptr(vc), Ptr(out), I32(t_)},
                        t_);
+  }
+
+  // A qk_norm_rope_store kernel's float operands: the packed qkv, or q, k
+  // and v; its i32 operand, the position, goes to `pos`.
+  std::vector<const Value*> QkvOperands(const Op& k, const Value** pos = nullptr) {
+    std::vector<const Value*> parts;
+    for (int i = 0; i < k.num_operands(); ++i) {
+      const Value* v = k.operand(i);
+      if (v->type().dtype != ir::DType::kI32) parts.push_back(v);
+      else if (pos != nullptr) *pos = v;
+    }
+    return parts;
   }
 
   // The [T, q + 2 kv] rows the qk_norm_rope_store kernel reads, made once.
@@ -332,9 +339,7 @@ class StepLowering {
       if (op->kind() != ir::OpKind::kKernel || fam == nullptr || fam->string_value() != "qk_norm_rope_store" ||
           FindIn(*op, ir::OpKind::kKvStore) == nullptr)
         continue;
-      std::vector<const Value*> parts;
-      for (int i = 0; i < op->num_operands(); ++i)
-        if (op->operand(i)->type().dtype != ir::DType::kI32) parts.push_back(op->operand(i));
+      const std::vector<const Value*> parts = QkvOperands(*op);
       if (parts.size() != 3) continue;
       RETURN_IF_ERROR(CheckQkvParts(*op, parts));
       EnsureQkvScratch();
