@@ -75,7 +75,7 @@ absl::StatusOr<schedules::ScheduleKey> KeyOf(const Op& kernel, const std::string
 }
 
 // Every field of the chosen schedule message as an int attribute (bools as
-// 0/1); attention kernels keep the fields their family uses.
+// 0/1); attention and elementwise kernels keep the fields their family uses.
 void AddFields(const google::protobuf::Message& m, const std::string& family, AttrDict& out) {
   const google::protobuf::Descriptor* d = m.GetDescriptor();
   const google::protobuf::Reflection* r = m.GetReflection();
@@ -83,7 +83,9 @@ void AddFields(const google::protobuf::Message& m, const std::string& family, At
     const google::protobuf::FieldDescriptor* f = d->field(i);
     const std::string& n = f->name();
     if (family == "attention_decode" && (n == "query_block" || n == "key_block")) continue;
-    if (family == "attention_prefill" && (n == "split_positions" || n == "max_splits")) continue;
+    if (family == "attention_prefill" && (n == "split_positions" || n == "max_splits" || n == "min_split_positions"))
+      continue;
+    if (family != "argmax" && (n == "block_cols" || n == "max_blocks")) continue;
     if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32)
       out.Set(n, Attribute::Int(r->GetInt32(m, f)));
     else if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_BOOL)

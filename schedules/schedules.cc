@@ -94,8 +94,13 @@ ScheduleEntry HeuristicSchedule(const ScheduleKey& key) {
   } else if (f == "attention_decode") {
     AttentionSchedule* a = e.mutable_attention();
     a->set_threads(128);
-    a->set_split_positions(256);
-    a->set_max_splits(160);  // ceil(40960 / 256): Qwen3's full context
+    // n_head_kv x 64 blocks (512 for 8 KV heads: ~4 per SM on 108-132
+    // SMs) at long context; splits of at least 64 positions, so a short
+    // context runs on few splits (one up to 64 positions: no merge). The
+    // cap 640 makes 64 x 640 = 40960, Qwen3's full context.
+    a->set_split_positions(640);
+    a->set_max_splits(64);
+    a->set_min_split_positions(64);
   } else if (f == "attention_prefill") {
     AttentionSchedule* a = e.mutable_attention();
     a->set_threads(128);
@@ -103,6 +108,12 @@ ScheduleEntry HeuristicSchedule(const ScheduleKey& key) {
     a->set_key_block(64);
   } else {
     e.mutable_elementwise()->set_threads(f == "argmax" ? 1024 : f == "qk_norm_rope_store" ? 128 : 256);
+    if (f == "argmax") {
+      // A row over blocks of 2048 logits (8 KiB, 2 loads per thread), at
+      // most 128 (151936 logits: 75 blocks), merged by the last to finish.
+      e.mutable_elementwise()->set_block_cols(2048);
+      e.mutable_elementwise()->set_max_blocks(128);
+    }
   }
   return e;
 }

@@ -1,7 +1,11 @@
 // kAttentionDecode: one query token against cache positions 0..pos[0]
 // (flash-decoding, spec/qwen3-model.md §3.5-3.6). Block (kv, s) handles KV
 // head kv for all n_head/n_head_kv query heads that share it, so each K/V
-// row is read once, over positions [s*split, (s+1)*split).
+// row is read once, over positions [s*len, (s+1)*len). The split length
+// follows L = pos[0]+1 at run time (kernel_spec.h AttentionSchedule):
+// len = min(split_positions, max(min_split_positions,
+// roundup(ceil(L/max_splits), 32))), so long contexts use every split and
+// short ones few; the first nact = ceil(L/len) splits are live.
 //
 //  1. q (pre-scaled by attn_scale*log2 e) into shared memory; lanes take
 //     16-byte slices of key rows (a row per D*elem/16 lanes, several rows
@@ -9,11 +13,13 @@
 //  2. Block max, p = ex2(score - max), block sum.
 //  3. Threads take (key row lane, 4 dims) and accumulate p * V, several
 //     rows in flight.
-//  4. The block writes its record (max, sum, acc[D]) per query head to
-//     `partial`, fences, and counts itself in counter[kv] (the "last block
-//     done" pattern, spec/nvptx-llvm19.md §8). Splits past pos exit at
-//     once and are not counted. The last live block to arrive resets the
-//     counter and merges the live records with ld.volatile reads.
+//  4. nact == 1: the block writes acc / sum straight to `out` (no record,
+//     fence, counter or merge). Otherwise it writes its record (max, sum,
+//     acc[D]) per query head to `partial`, fences, and counts itself in
+//     counter[kv] (the "last block done" pattern, spec/nvptx-llvm19.md §8).
+//     Splits past nact exit at once and are not counted. The last live
+//     block to arrive resets the counter and merges the live records with
+//     ld.volatile reads.
 // Positions past max_splits*split_positions are not attended: the cache
 // capacity C must not exceed that product.
 #include <limits>
@@ -36,6 +42,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   auto& b = kb.b();
   const DecodePlan plan = PlanAttentionDecode(spec);
   const int G = plan.group, Gp = plan.group_pad, D = plan.head_dim, SP = plan.split, MS = plan.max_splits;
+  const int MIN = plan.min_split;
   const int NT = plan.threads, NW = plan.warps, eb = plan.elem_bytes;
   const int TR = plan.threads_per_row, RL = plan.row_lanes;
   const int64_t row_elems = spec.n_head_kv * spec.head_dim;
@@ -57,11 +64,17 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   Value* split = kb.Ctaid(1);
   kb.GridDependencyWait();
   Value* L = b.CreateAdd(kb.Load(kb.I32(), kb.Param("pos"), 4), i32c(1));
-  Value* start = b.CreateMul(split, i32c(SP));
+  auto smin = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); };
+  auto smax = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSGT(x, y), x, y); };
+  // Positions per split: ceil(L/MS) rounded up to 32, at least MIN, at
+  // most SP (the score buffer).
+  Value* len = b.CreateAnd(b.CreateAdd(b.CreateUDiv(b.CreateAdd(L, i32c(MS - 1)), i32c(MS)), i32c(31)), i32c(~31));
+  len = smin(smax(len, i32c(MIN)), i32c(SP));
+  // Live splits: those that start before L (at least one, at most MS; MS
+  // only binds past the capacity MS*SP).
+  Value* nact = smin(b.CreateUDiv(b.CreateAdd(L, b.CreateSub(len, i32c(1))), len), i32c(MS));
+  Value* start = b.CreateMul(split, len);
   Value* partial = kb.Param("partial");
-  // Live splits: those that start before L (at least one, at most MS).
-  Value* nact = b.CreateUDiv(b.CreateAdd(L, i32c(SP - 1)), i32c(SP));
-  nact = b.CreateSelect(b.CreateICmpSLT(nact, i32c(MS)), nact, i32c(MS));
   auto record = [&](Value* s, Value* g) {  // float index of (kv, s, g)'s record
     Value* r = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(kvh, i32c(MS)), s), i32c(G)), g);
     return b.CreateMul(b.CreateZExt(r, kb.I64()), kb.I64c(rec));
@@ -83,9 +96,8 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     return v;
   };
 
-  kb.If(b.CreateICmpSLT(start, L), [&] {
-    Value* n = b.CreateSub(L, start);
-    n = b.CreateSelect(b.CreateICmpSLT(n, i32c(SP)), n, i32c(SP));
+  kb.If(b.CreateICmpSLT(split, nact), [&] {
+    Value* n = smin(b.CreateSub(L, start), len);
     // 1. Scaled q, then scores.
     Value* q = kb.Param("q");
     Value* qbase = b.CreateMul(kvh, i32c(int64_t{G} * D));
@@ -248,113 +260,135 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       kb.Store4xF32(f32at(red, idx), v);
     }
     kb.Barrier();
-    // 4. This split's records.
-    kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
-      Value* g = b.CreateUDiv(i, i32c(D));
-      Value* d = b.CreateURem(i, i32c(D));
+    // acc of output i = g*D + d: the sum over the row lanes.
+    auto acc_of = [&](Value* i) {
       Value* sum = nullptr;
       for (int r = 0; r < RL; ++r) {
         Value* v = kb.Load(kb.F32(), f32at(red, b.CreateAdd(i32c(int64_t{r} * G * D), i)), 4);
         sum = sum == nullptr ? v : b.CreateFAdd(sum, v);
       }
-      Value* at = b.CreateAdd(record(split, g), b.CreateAdd(kb.I64c(2), b.CreateZExt(d, kb.I64())));
-      kb.Store(sum, partial_at(at), 4);
-    });
-    kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] {
-      for (int g = 0; g < G; ++g) {
-        Value* at = record(split, i32c(g));
-        kb.Store(M[g], partial_at(at), 4);
-        kb.Store(Lsum[g], partial_at(b.CreateAdd(at, kb.I64c(1))), 4);
-      }
-    });
-    kb.MembarGl();
-
-    // Arrival, of the live splits only: blocks past the context never get
-    // here (their exit triggers the dependents), so at short context the
-    // grid's empty blocks cost no barrier, fence or atomic. The last of the
-    // nact live blocks to arrive merges.
-    kb.Barrier();
-    Value* counter = kb.Gep(kb.Param("counter"), b.CreateShl(b.CreateZExt(kvh, kb.I64()), kb.I64c(2)));
-    kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] {
-      Value* old = kb.AtomicAddU32(counter, i32c(1));
-      kb.Store(b.CreateZExt(b.CreateICmpEQ(old, b.CreateSub(nact, i32c(1))), kb.I32()), flag, 4);
-    });
-    kb.Barrier();
-    // The dependents may launch; only the merge is left.
-    kb.GridDependencyLaunchDependents();
-    kb.If(b.CreateICmpNE(kb.Load(kb.I32(), flag, 4), i32c(0)), [&] {
-      kb.MembarGl();
-      kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] { kb.StoreVolatile(i32c(0), counter, 4); });
-      // Maxima and sums of every live record into shared memory:
-      // m at sc_s[g*MS + s], l at sc_s[(G + g)*MS + s].
-      kb.For(tid, b.CreateMul(nact, i32c(G)), i32c(NT), [&](Value* i) {
-        Value* s = b.CreateUDiv(i, i32c(G));
-        Value* g = b.CreateURem(i, i32c(G));
-        Value* at = record(s, g);
-        Value* m = kb.LoadVolatile(kb.F32(), partial_at(at), 4);
-        Value* l = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(at, kb.I64c(1))), 4);
-        Value* slot = b.CreateAdd(b.CreateMul(g, i32c(MS)), s);
-        kb.Store(m, f32at(sc_s, slot), 4);
-        kb.Store(l, f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
-      }, /*unroll=*/1);
-      kb.Barrier();
-      // Thread g turns them into weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s'.
-      kb.If(b.CreateICmpSLT(tid, i32c(G)), [&] {
-        Value* base = b.CreateMul(tid, i32c(MS));
-        Value* mx = kb.Var(kb.F32(), kb.F32c(kNegInf), "mx");
-        kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
-          kb.Set(mx, kb.Max(kb.Get(mx), kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(base, s)), 4)));
-        }, /*unroll=*/1);
-        Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
-        kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
-          Value* slot = b.CreateAdd(base, s);
-          Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
-          Value* l = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
-          kb.Set(den, kb.Fma(e, l, kb.Get(den)));
-        }, /*unroll=*/1);
-        Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.Get(den));
-        kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
-          Value* slot = b.CreateAdd(base, s);
-          Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
-          kb.Store(b.CreateFMul(e, inv), f32at(sc_s, slot), 4);
-        }, /*unroll=*/1);
+      return sum;
+    };
+    Value* out = kb.Param("out");
+    Value* out_base = b.CreateMul(kvh, i32c(int64_t{G} * D));
+    // 4a. The only live split: out = acc / sum, what the merge below gives
+    // for one record (weight 2^0 / sum), without the record, the fence, the
+    // counter and the merge's reads.
+    kb.IfElse(b.CreateICmpEQ(nact, i32c(1)), [&] {
+      // The dependents may launch; only the stores are left.
+      kb.GridDependencyLaunchDependents();
+      std::vector<Value*> inv;
+      for (int g = 0; g < G; ++g) inv.push_back(b.CreateFDiv(kb.F32c(1.0f), Lsum[g]));
+      kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
+        Value* g = b.CreateUDiv(i, i32c(D));
+        Value* w = inv[0];
+        for (int h = 1; h < G; ++h) w = b.CreateSelect(b.CreateICmpEQ(g, i32c(h)), inv[h], w);
+        kb.Store(b.CreateFMul(w, acc_of(i)), f32at(out, b.CreateAdd(out_base, i)), 4);
       });
-      kb.Barrier();
-      // out = sum_s w[g][s] * acc_s: each thread owns `per` outputs and
-      // streams the splits, kUnroll at a time so their loads are in flight
-      // together, then the remainder one by one (no masks: masks became
-      // uniform predicates that ptxas 13 spilled on sm_90).
-      const int per = (G * D + NT - 1) / NT;
-      const int kUnroll = 4;
-      std::vector<Value*> outv;
-      for (int k = 0; k < per; ++k) outv.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "o"));
-      std::vector<Value*> og(per), od(per);
-      for (int k = 0; k < per; ++k) {
-        Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
-        if (int64_t{k + 1} * NT > int64_t{G} * D)
-          i = b.CreateSelect(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), i, i32c(0));
-        og[k] = b.CreateUDiv(i, i32c(D));
-        od[k] = b.CreateZExt(b.CreateURem(i, i32c(D)), kb.I64());
-      }
-      auto accumulate = [&](Value* s) {
-        for (int k = 0; k < per; ++k) {
-          Value* a = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(record(s, og[k]), b.CreateAdd(kb.I64c(2), od[k]))), 4);
-          Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(b.CreateMul(og[k], i32c(MS)), s)), 4);
-          kb.Set(outv[k], kb.Fma(w, a, kb.Get(outv[k])));
+    }, [&] {
+      // 4b. This split's records.
+      kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
+        Value* g = b.CreateUDiv(i, i32c(D));
+        Value* d = b.CreateURem(i, i32c(D));
+        Value* at = b.CreateAdd(record(split, g), b.CreateAdd(kb.I64c(2), b.CreateZExt(d, kb.I64())));
+        kb.Store(acc_of(i), partial_at(at), 4);
+      });
+      kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] {
+        for (int g = 0; g < G; ++g) {
+          Value* at = record(split, i32c(g));
+          kb.Store(M[g], partial_at(at), 4);
+          kb.Store(Lsum[g], partial_at(b.CreateAdd(at, kb.I64c(1))), 4);
         }
-      };
-      Value* full = b.CreateMul(b.CreateUDiv(nact, i32c(kUnroll)), i32c(kUnroll));
-      kb.For(i32c(0), full, i32c(kUnroll), [&](Value* s0) {
-        for (int u = 0; u < kUnroll; ++u) accumulate(b.CreateAdd(s0, i32c(u)));
       });
-      kb.For(full, nact, i32c(1), [&](Value* s) { accumulate(s); }, /*unroll=*/1);
-      Value* out = kb.Param("out");
-      for (int k = 0; k < per; ++k) {
-        Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
-        kb.If(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), [&] {
-          kb.Store(kb.Get(outv[k]), f32at(out, b.CreateAdd(b.CreateMul(kvh, i32c(int64_t{G} * D)), i)), 4);
+      kb.MembarGl();
+
+      // Arrival, of the live splits only: blocks past the context never get
+      // here (their exit triggers the dependents), so at short context the
+      // grid's empty blocks cost no barrier, fence or atomic. The last of the
+      // nact live blocks to arrive merges.
+      kb.Barrier();
+      Value* counter = kb.Gep(kb.Param("counter"), b.CreateShl(b.CreateZExt(kvh, kb.I64()), kb.I64c(2)));
+      kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] {
+        Value* old = kb.AtomicAddU32(counter, i32c(1));
+        kb.Store(b.CreateZExt(b.CreateICmpEQ(old, b.CreateSub(nact, i32c(1))), kb.I32()), flag, 4);
+      });
+      kb.Barrier();
+      // The dependents may launch; only the merge is left.
+      kb.GridDependencyLaunchDependents();
+      kb.If(b.CreateICmpNE(kb.Load(kb.I32(), flag, 4), i32c(0)), [&] {
+        kb.MembarGl();
+        kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] { kb.StoreVolatile(i32c(0), counter, 4); });
+        // Maxima and sums of every live record into shared memory:
+        // m at sc_s[g*MS + s], l at sc_s[(G + g)*MS + s].
+        kb.For(tid, b.CreateMul(nact, i32c(G)), i32c(NT), [&](Value* i) {
+          Value* s = b.CreateUDiv(i, i32c(G));
+          Value* g = b.CreateURem(i, i32c(G));
+          Value* at = record(s, g);
+          Value* m = kb.LoadVolatile(kb.F32(), partial_at(at), 4);
+          Value* l = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(at, kb.I64c(1))), 4);
+          Value* slot = b.CreateAdd(b.CreateMul(g, i32c(MS)), s);
+          kb.Store(m, f32at(sc_s, slot), 4);
+          kb.Store(l, f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
+        }, /*unroll=*/1);
+        kb.Barrier();
+        // Thread g turns them into weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s'.
+        kb.If(b.CreateICmpSLT(tid, i32c(G)), [&] {
+          Value* base = b.CreateMul(tid, i32c(MS));
+          Value* mx = kb.Var(kb.F32(), kb.F32c(kNegInf), "mx");
+          kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
+            kb.Set(mx, kb.Max(kb.Get(mx), kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(base, s)), 4)));
+          }, /*unroll=*/1);
+          Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
+          kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
+            Value* slot = b.CreateAdd(base, s);
+            Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
+            Value* l = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
+            kb.Set(den, kb.Fma(e, l, kb.Get(den)));
+          }, /*unroll=*/1);
+          Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.Get(den));
+          kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
+            Value* slot = b.CreateAdd(base, s);
+            Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
+            kb.Store(b.CreateFMul(e, inv), f32at(sc_s, slot), 4);
+          }, /*unroll=*/1);
         });
-      }
+        kb.Barrier();
+        // out = sum_s w[g][s] * acc_s: each thread owns `per` outputs and
+        // streams the splits, kUnroll at a time so their loads are in flight
+        // together, then the remainder one by one (no masks: masks became
+        // uniform predicates that ptxas 13 spilled on sm_90).
+        const int per = (G * D + NT - 1) / NT;
+        const int kUnroll = 4;
+        std::vector<Value*> outv;
+        for (int k = 0; k < per; ++k) outv.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "o"));
+        std::vector<Value*> og(per), od(per);
+        for (int k = 0; k < per; ++k) {
+          Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
+          if (int64_t{k + 1} * NT > int64_t{G} * D)
+            i = b.CreateSelect(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), i, i32c(0));
+          og[k] = b.CreateUDiv(i, i32c(D));
+          od[k] = b.CreateZExt(b.CreateURem(i, i32c(D)), kb.I64());
+        }
+        auto accumulate = [&](Value* s) {
+          for (int k = 0; k < per; ++k) {
+            Value* at = b.CreateAdd(record(s, og[k]), b.CreateAdd(kb.I64c(2), od[k]));
+            Value* a = kb.LoadVolatile(kb.F32(), partial_at(at), 4);
+            Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(b.CreateMul(og[k], i32c(MS)), s)), 4);
+            kb.Set(outv[k], kb.Fma(w, a, kb.Get(outv[k])));
+          }
+        };
+        Value* full = b.CreateMul(b.CreateUDiv(nact, i32c(kUnroll)), i32c(kUnroll));
+        kb.For(i32c(0), full, i32c(kUnroll), [&](Value* s0) {
+          for (int u = 0; u < kUnroll; ++u) accumulate(b.CreateAdd(s0, i32c(u)));
+        });
+        kb.For(full, nact, i32c(1), [&](Value* s) { accumulate(s); }, /*unroll=*/1);
+        for (int k = 0; k < per; ++k) {
+          Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
+          kb.If(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), [&] {
+            kb.Store(kb.Get(outv[k]), f32at(out, b.CreateAdd(out_base, i)), 4);
+          });
+        }
+      });
     });
   });
   kb.Finish();

@@ -23,6 +23,17 @@
 // and x^2 summed as the chunk is staged (each column once per block); the
 // final sum is scaled by 1/sqrt(mean(x^2) + eps) before the epilogue, since
 // sum_k W (x r w) = r * sum_k W (x w).
+//
+// int8_activations: the staging quantizes instead, x w per 32 columns in two
+// int8 levels: d1 = max|.|/127, q1 = round(x/d1), then the residual
+// q2 = round(128 (x - d1 q1)/d1), so x ~ d1 q1 + (d1/128) q2 to ~2^-15 of
+// the block's maximum (one level, as llama.cpp quantizes activations, gave
+// 1e-2 relative logit error on the model tests; spec/quant-formats.md §9).
+// Per 8 columns the staging keeps the scaled sum of x. Each segment's
+// integer codes meet both levels in dp4a, two instructions per 4 weights:
+// sum(w x) = (scale d1/128) (128 dot(q, q1) + dot(q, q2))
+//            + (scale q_offset + offset) sum(x).
+// reference_kernels.cc reproduces the quantization exactly.
 #include <functional>
 
 #include "absl/status/status.h"
@@ -53,12 +64,29 @@ class MatVecEmitter {
   void ProcessStaged(Value* piece, Value* active, Value* warp_first_piece);
   // Stages x (times norm_w) for pieces [first, first + n) of every token.
   void StageActivations(Value* first_piece, Value* n_pieces);
+  // The same, quantized to int8 (int8_activations).
+  void StageActivationsInt8(Value* first_piece, Value* n_pieces);
   // Shared-memory address of staged column `col` of token t.
   Value* StagedX(int t, Value* col);
+  // int8_activations: the address of column col's level-0/1 code, of its
+  // 32-column block's scale and of its 8-column group's sum, for token t.
+  Value* StagedCode(int t, Value* col, int level);
+  Value* StagedScale(int t, Value* col);
+  Value* StagedSum(int t, Value* col);
   // Adds one piece's contribution: the activations of its columns are read
   // once, then each row is decoded (decode(r)) right before its FMAs, so
   // only one row's weights are live at a time.
   void Accumulate(const std::function<std::vector<Segment>(int)>& decode, Value* active);
+  void AccumulateInt8(const std::function<std::vector<Segment>(int)>& decode, Value* active);
+  // The loops both paths share: the group's rows, the piece's segments
+  // (segs0: row 0's, decode(r): row r's), tokens. stage(si, t) reads what
+  // segment si of token t needs from shared memory; dot(s, si, t) is the
+  // segment's contribution to its row.
+  void AccumulateSegments(const std::vector<Segment>& segs0, const std::function<std::vector<Segment>(int)>& decode,
+                          Value* active, const std::function<void(size_t, int)>& stage,
+                          const std::function<Value*(const Segment&, size_t, int)>& dot);
+  // acc[r][t] += contrib[t] (0 where `active` is false).
+  void AddToRow(int r, const std::vector<Value*>& contrib, Value* active);
   void ReduceAndStore();
   Value* Silu(Value* z);
 
@@ -220,6 +248,7 @@ void MatVecEmitter::ComputeDirect(const std::vector<Value*>& pieces, const std::
 }
 
 void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
+  if (plan_.int8_x) return StageActivationsInt8(first_piece, n_pieces);
   const int TT = plan_.tokens, NT = plan_.threads;
   const int pw = plan_.fmt.piece_weights;
   Value* NW = kb_.Param("norm_w");
@@ -243,6 +272,97 @@ void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
       kb_.Store4xF32(StagedX(t, lc), x);
     });
   }
+}
+
+void MatVecEmitter::StageActivationsInt8(Value* first_piece, Value* n_pieces) {
+  const int TT = plan_.tokens, NT = plan_.threads;
+  const int pw = plan_.fmt.piece_weights;
+  Value* NW = kb_.Param("norm_w");
+  chunk_col0_ = b_.CreateMul(first_piece, kb_.I32c(pw));
+  // A thread per 32-column block (chunks are whole blocks: pieces are 32 or
+  // 64 columns), so the block's maximum and its one division need no
+  // shuffles. Rounding to nearest even by adding 1.5 * 2^23: the integer
+  // lands in the low mantissa bits, its low byte is the two's-complement
+  // code. mul.rn/add.rn are never contracted into an fma, so the
+  // reference reproduces every code exactly.
+  const float kMagic = 12582912.0f;
+  Value* blocks = b_.CreateMul(n_pieces, kb_.I32c(pw / 32));
+  auto pack = [&](const std::vector<Value*>& bits, int i) {  // low bytes of bits[i..i+3]
+    return kb_.Prmt(kb_.Prmt(bits[i], bits[i + 1], 0x0040u), kb_.Prmt(bits[i + 2], bits[i + 3], 0x0040u), 0x5410u);
+  };
+  for (int t = 0; t < TT; ++t) {
+    kb_.For(tid_, blocks, kb_.I32c(NT), [&](Value* blk) {
+      Value* lc = b_.CreateShl(blk, kb_.I32c(5));
+      Value* col4 = b_.CreateShl(b_.CreateZExt(b_.CreateAdd(chunk_col0_, lc), kb_.I64()), kb_.I64c(2));
+      std::vector<Value*> v;
+      for (int k = 0; k < 8; ++k) {
+        std::vector<Value*> x = kb_.LoadNc4xF32(kb_.Gep(xrow_[t], b_.CreateAdd(col4, kb_.I64c(16 * k))));
+        v.insert(v.end(), x.begin(), x.end());
+      }
+      if (plan_.rms) {
+        Value* sq = kb_.Get(ss_[t]);
+        for (int k = 0; k < 8; ++k) {
+          std::vector<Value*> w = kb_.LoadNc4xF32(kb_.Gep(NW, b_.CreateAdd(col4, kb_.I64c(16 * k))));
+          for (int i = 0; i < 4; ++i) {
+            sq = kb_.Fma(v[4 * k + i], v[4 * k + i], sq);
+            v[4 * k + i] = b_.CreateFMul(v[4 * k + i], w[i]);
+          }
+        }
+        kb_.Set(ss_[t], sq);
+      }
+      Value* amax = nullptr;
+      for (Value* x : v) {
+        Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+        amax = amax == nullptr ? a : kb_.Max(amax, a);
+      }
+      Value* d1 = b_.CreateFDiv(amax, kb_.F32c(127.0f));
+      Value* inv = b_.CreateSelect(b_.CreateFCmpOGT(amax, kb_.F32c(0.0f)), b_.CreateFDiv(kb_.F32c(127.0f), amax),
+                                   kb_.F32c(0.0f));
+      Value* inv2 = b_.CreateFMul(inv, kb_.F32c(128.0f));  // exact
+      std::vector<Value*> bits1, bits2;
+      for (Value* x : v) {
+        Value* m1 = kb_.AddRn(kb_.MulRn(x, inv), kb_.F32c(kMagic));
+        Value* q1 = kb_.AddRn(m1, kb_.F32c(-kMagic));
+        Value* r = kb_.Fma(b_.CreateFNeg(d1), q1, x);  // |r| <= d1/2: q2 = round(128 r / d1) fits
+        bits1.push_back(kb_.AsInt(m1));
+        bits2.push_back(kb_.AsInt(kb_.AddRn(kb_.MulRn(r, inv2), kb_.F32c(kMagic))));
+      }
+      Value* d2 = b_.CreateFMul(d1, kb_.F32c(1.0f / 128.0f));  // exact
+      Value* ones = kb_.I32c(0x01010101);
+      for (int k = 0; k < 8; ++k) {
+        Value* c = b_.CreateAdd(lc, kb_.I32c(4 * k));
+        Value* w1 = pack(bits1, 4 * k);
+        Value* w2 = pack(bits2, 4 * k);
+        kb_.Store(w1, StagedCode(t, c, 0), 4);
+        kb_.Store(w2, StagedCode(t, c, 1), 4);
+        if (k % 2 == 1) {  // the 8 columns ending here: x ~ d1 q1 + d2 q2
+          Value* s1 = kb_.Dp4a(w1, ones, kb_.Dp4a(pack(bits1, 4 * k - 4), ones, kb_.I32c(0), true), true);
+          Value* s2 = kb_.Dp4a(w2, ones, kb_.Dp4a(pack(bits2, 4 * k - 4), ones, kb_.I32c(0), true), true);
+          Value* sum = kb_.Fma(d1, b_.CreateSIToFP(s1, kb_.F32()), b_.CreateFMul(d2, b_.CreateSIToFP(s2, kb_.F32())));
+          kb_.Store(sum, StagedSum(t, b_.CreateAdd(lc, kb_.I32c(8 * (k / 2)))), 4);
+        }
+      }
+      kb_.Store(d2, StagedScale(t, lc), 4);
+    });
+  }
+}
+
+Value* MatVecEmitter::StagedCode(int t, Value* lc, int level) {
+  Value* off = b_.CreateAdd(lc, b_.CreateShl(b_.CreateUDiv(lc, kb_.I32c(plan_.x_code_pad)), kb_.I32c(4)));
+  off = b_.CreateAdd(off, kb_.I32c(int64_t{t} * plan_.x_token_stride + level * plan_.x_code2_offset));
+  return kb_.Gep(xs_, b_.CreateZExt(off, kb_.I64()));
+}
+
+Value* MatVecEmitter::StagedScale(int t, Value* lc) {
+  Value* off = b_.CreateShl(b_.CreateLShr(lc, kb_.I32c(5)), kb_.I32c(2));
+  off = b_.CreateAdd(off, kb_.I32c(int64_t{t} * plan_.x_token_stride + plan_.x_scale_offset));
+  return kb_.Gep(xs_, b_.CreateZExt(off, kb_.I64()));
+}
+
+Value* MatVecEmitter::StagedSum(int t, Value* lc) {
+  Value* off = b_.CreateShl(b_.CreateLShr(lc, kb_.I32c(3)), kb_.I32c(2));
+  off = b_.CreateAdd(off, kb_.I32c(int64_t{t} * plan_.x_token_stride + plan_.x_sum_offset));
+  return kb_.Gep(xs_, b_.CreateZExt(off, kb_.I64()));
 }
 
 Value* MatVecEmitter::StagedX(int t, Value* lc) {
@@ -302,16 +422,15 @@ void MatVecEmitter::ProcessStaged(Value* piece, Value* active, Value* warp_first
 }
 
 void MatVecEmitter::Accumulate(const std::function<std::vector<Segment>(int)>& decode, Value* active) {
-  const int R = plan_.rows_per_group, TT = plan_.tokens;
+  if (plan_.int8_x) return AccumulateInt8(decode, active);
+  const int TT = plan_.tokens;
   std::vector<Segment> segs0 = decode(0);
-  // Activations of the piece's columns, per segment and token, from the
-  // staged chunk, and their sums where a segment needs them. One token:
-  // read once for all rows. Several: re-read per row (cheap shared-memory
-  // loads), so tokens x piece columns of them are never live at once.
+  // Activations of the piece's columns, per segment and token, and their
+  // sums where a segment needs them.
   const size_t S = segs0.size();
   std::vector<std::vector<std::vector<std::vector<Value*>>>> xv(S, std::vector<std::vector<std::vector<Value*>>>(TT));
   std::vector<std::vector<Value*>> sum(S, std::vector<Value*>(TT, nullptr));
-  auto load_x = [&](size_t si, int t) {
+  auto stage = [&](size_t si, int t) {
     bool need_sum = segs0[si].NeedsSum();
     xv[si][t].clear();
     sum[si][t] = nullptr;
@@ -322,37 +441,119 @@ void MatVecEmitter::Accumulate(const std::function<std::vector<Segment>(int)>& d
       xv[si][t].push_back(x);
     }
   };
+  auto dot = [&](const Segment& s, size_t si, int t) {
+    // sum(w x) = a * sum(f x) + b * sum(x)  (weight_decoder.h)
+    Value* a = s.scale == nullptr ? (s.inv_c1 == 1.0f ? nullptr : kb_.F32c(s.inv_c1))
+                                  : (s.inv_c1 == 1.0f ? s.scale : b_.CreateFMul(s.scale, kb_.F32c(s.inv_c1)));
+    float k = static_cast<float>(s.q_offset) - s.c0 * s.inv_c1;
+    Value* bb = nullptr;
+    if (k != 0.0f) bb = s.scale == nullptr ? kb_.F32c(k) : b_.CreateFMul(s.scale, kb_.F32c(k));
+    if (s.offset != nullptr) bb = bb == nullptr ? s.offset : b_.CreateFAdd(bb, s.offset);
+    Value* f = nullptr;
+    for (size_t qi = 0; qi < s.quads.size(); ++qi)
+      for (int i = 0; i < 4; ++i)
+        f = f == nullptr ? b_.CreateFMul(s.quads[qi].f[i], xv[si][t][qi][i])
+                         : kb_.Fma(s.quads[qi].f[i], xv[si][t][qi][i], f);
+    Value* c = a == nullptr ? f : b_.CreateFMul(a, f);
+    if (bb != nullptr) c = kb_.Fma(bb, sum[si][t], c);
+    return c;
+  };
+  AccumulateSegments(segs0, decode, active, stage, dot);
+}
+
+void MatVecEmitter::AccumulateInt8(const std::function<std::vector<Segment>(int)>& decode, Value* active) {
+  const int TT = plan_.tokens;
+  std::vector<Segment> segs0 = decode(0);
+  // Per segment and token: the activation code words of its columns, their
+  // 32-column block's scale and (where the segment needs it) their scaled
+  // sum.
+  struct StagedSegment {
+    std::vector<Value*> words[2];  // the two code levels
+    Value* scale = nullptr;
+    Value* sum = nullptr;
+  };
+  auto needs_sum = [](const Segment& s) { return s.q_offset != 0 || s.offset != nullptr; };
+  std::vector<std::vector<StagedSegment>> xv(segs0.size(), std::vector<StagedSegment>(TT));
+  auto stage = [&](size_t si, int t) {
+    const Segment& s = segs0[si];
+    const int n = static_cast<int>(s.quads.size());  // 8 (a 32-column segment) or 2 (Q6_K's 8 columns)
+    Value* lc = b_.CreateSub(s.quads[0].col, chunk_col0_);
+    StagedSegment& x = xv[si][t];
+    const int vec = n % 4 == 0 ? 4 : n;  // 16- or 8-byte aligned runs within a padded piece
+    for (int level = 0; level < 2; ++level) {
+      x.words[level].clear();
+      for (int i = 0; i < n; i += vec) {
+        Value* v = kb_.Load(llvm::FixedVectorType::get(kb_.I32(), vec),
+                            StagedCode(t, b_.CreateAdd(lc, kb_.I32c(4 * i)), level), 4 * vec);
+        for (int k = 0; k < vec; ++k) x.words[level].push_back(b_.CreateExtractElement(v, uint64_t(k)));
+      }
+    }
+    x.scale = kb_.Load(kb_.F32(), StagedScale(t, lc), 4);
+    x.sum = nullptr;
+    if (needs_sum(s)) {
+      const int groups = n / 2;  // 8-column sums
+      if (groups == 1) {
+        x.sum = kb_.Load(kb_.F32(), StagedSum(t, lc), 4);
+      } else {
+        Value* v = kb_.Load(llvm::FixedVectorType::get(kb_.F32(), groups), StagedSum(t, lc), 4 * groups);
+        for (int k = 0; k < groups; ++k) {
+          Value* e = b_.CreateExtractElement(v, uint64_t(k));
+          x.sum = x.sum == nullptr ? e : b_.CreateFAdd(x.sum, e);
+        }
+      }
+    }
+  };
+  auto dot = [&](const Segment& s, size_t si, int t) {
+    const StagedSegment& x = xv[si][t];
+    // 128 * dot(q, q1) + dot(q, q2), in units of the staged scale d1/128
+    // (|.| < 2^31; its float rounding ~ 6e-8 relative).
+    Value* d = kb_.I32c(0);
+    for (int level = 0; level < 2; ++level) {
+      if (level == 1) d = b_.CreateShl(d, kb_.I32c(7));
+      for (size_t qi = 0; qi < s.quads.size(); ++qi) d = kb_.Dp4a(s.quads[qi].word, x.words[level][qi], d, s.signed_codes);
+    }
+    Value* a = s.scale == nullptr ? x.scale : b_.CreateFMul(s.scale, x.scale);
+    Value* c = b_.CreateFMul(a, b_.CreateSIToFP(d, kb_.F32()));
+    // scale * q_offset + offset multiplies sum(x).
+    Value* bb = nullptr;
+    if (s.q_offset != 0)
+      bb = s.scale == nullptr ? kb_.F32c(float(s.q_offset)) : b_.CreateFMul(s.scale, kb_.F32c(float(s.q_offset)));
+    if (s.offset != nullptr) bb = bb == nullptr ? s.offset : b_.CreateFAdd(bb, s.offset);
+    if (bb != nullptr) c = kb_.Fma(bb, x.sum, c);
+    return c;
+  };
+  AccumulateSegments(segs0, decode, active, stage, dot);
+}
+
+void MatVecEmitter::AccumulateSegments(const std::vector<Segment>& segs0,
+                                       const std::function<std::vector<Segment>(int)>& decode, Value* active,
+                                       const std::function<void(size_t, int)>& stage,
+                                       const std::function<Value*(const Segment&, size_t, int)>& dot) {
+  const int R = plan_.rows_per_group, TT = plan_.tokens;
+  const size_t S = segs0.size();
+  // One token: the activations are read once for all rows. Several: re-read
+  // per row (cheap shared-memory loads), so tokens x piece columns of them
+  // are never live at once.
   if (TT == 1)
-    for (size_t si = 0; si < S; ++si) load_x(si, 0);
+    for (size_t si = 0; si < S; ++si) stage(si, 0);
   for (int r = 0; r < R; ++r) {
     std::vector<Segment> segs = r == 0 ? segs0 : decode(r);
     std::vector<Value*> contrib(TT, nullptr);
-    for (size_t si = 0; si < S; ++si) {
-      const Segment& s = segs[si];
-      // sum(w x) = a * sum(f x) + b * sum(x)  (weight_decoder.h)
-      Value* a = s.scale == nullptr ? (s.inv_c1 == 1.0f ? nullptr : kb_.F32c(s.inv_c1))
-                                    : (s.inv_c1 == 1.0f ? s.scale : b_.CreateFMul(s.scale, kb_.F32c(s.inv_c1)));
-      float k = static_cast<float>(s.q_offset) - s.c0 * s.inv_c1;
-      Value* bb = nullptr;
-      if (k != 0.0f) bb = s.scale == nullptr ? kb_.F32c(k) : b_.CreateFMul(s.scale, kb_.F32c(k));
-      if (s.offset != nullptr) bb = bb == nullptr ? s.offset : b_.CreateFAdd(bb, s.offset);
+    for (size_t si = 0; si < S; ++si)
       for (int t = 0; t < TT; ++t) {
-        if (TT > 1) load_x(si, t);
-        Value* f = nullptr;
-        for (size_t qi = 0; qi < s.quads.size(); ++qi)
-          for (int i = 0; i < 4; ++i)
-            f = f == nullptr ? b_.CreateFMul(s.quads[qi].f[i], xv[si][t][qi][i])
-                             : kb_.Fma(s.quads[qi].f[i], xv[si][t][qi][i], f);
-        Value* c = a == nullptr ? f : b_.CreateFMul(a, f);
-        if (bb != nullptr) c = kb_.Fma(bb, sum[si][t], c);
+        if (TT > 1) stage(si, t);
+        Value* c = dot(segs[si], si, t);
         contrib[t] = contrib[t] == nullptr ? c : b_.CreateFAdd(contrib[t], c);
       }
-    }
-    for (int t = 0; t < TT; ++t) {
-      Value* c = contrib[t];
-      if (active != nullptr) c = b_.CreateSelect(active, c, kb_.F32c(0.0f));
-      kb_.Set(acc_[r][t], b_.CreateFAdd(kb_.Get(acc_[r][t]), c));
-    }
+    AddToRow(r, contrib, active);
+  }
+}
+
+void MatVecEmitter::AddToRow(int r, const std::vector<Value*>& contrib, Value* active) {
+  for (int t = 0; t < plan_.tokens; ++t) {
+    Value* c = contrib[t];
+    if (active != nullptr) c = b_.CreateSelect(active, c, kb_.F32c(0.0f));
+    kb_.Set(acc_[r][t], b_.CreateFAdd(kb_.Get(acc_[r][t]), c));
   }
 }
 

@@ -85,6 +85,9 @@ absl::Status ValidateMatVec(const KernelSpec& spec) {
     if (pieces % m.k_split != 0 || per_split % g.pieces_per_block != 0)
       return Bad(spec, "matvec.k_split must split the row into whole blocks");
   }
+  if (m.int8_activations && (g.block_elems == 1 || g.piece_weights % 32 != 0))
+    return Bad(spec, absl::StrCat("matvec.int8_activations needs a quantized weight format, not ",
+                                  WeightFormatName(spec.weight)));
   if (spec.epilogue == Epilogue::kSiluMulPairs && m.rows_per_block % (2 * spec.pair_group) != 0)
     return Bad(spec, absl::StrCat("matvec.rows_per_block = ", m.rows_per_block,
                                   " is not a multiple of 2*pair_group"));
@@ -149,6 +152,8 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
     if (a.split_positions < 1 || a.split_positions > 4096)
       return Bad(spec, "attention.split_positions must be in [1, 4096]");
     if (a.max_splits < 1 || a.max_splits > 65535) return Bad(spec, "attention.max_splits must be in [1, 65535]");
+    if (a.min_split_positions < 1 || a.min_split_positions > a.split_positions)
+      return Bad(spec, "attention.min_split_positions must be in [1, split_positions]");
     if (spec.n_head / spec.n_head_kv > 16) return Bad(spec, "more than 16 query heads per KV head");
     DecodePlan p = PlanAttentionDecode(spec);
     if (a.threads % p.threads_per_row != 0)
@@ -332,7 +337,18 @@ MatVecPlan PlanMatVec(const KernelSpec& spec) {
   p.chunk_pieces = int64_t{p.group_threads} * p.unroll;
   p.stage_all = m.stage_all;
   p.chunk_cols = (p.stage_all ? split_pieces : std::min(p.chunk_pieces, split_pieces)) * p.fmt.piece_weights;
-  p.x_token_stride = (p.chunk_cols * 4 + p.chunk_cols / p.fmt.window * 16 + 15) / 16 * 16;
+  p.int8_x = m.int8_activations;
+  if (p.int8_x) {
+    // Two levels of codes (16 bytes of padding after every piece's
+    // columns), then the per-32-column scales, then the per-8-column sums.
+    p.x_code_pad = p.fmt.piece_weights;
+    p.x_code2_offset = (p.chunk_cols + p.chunk_cols / p.x_code_pad * 16 + 15) / 16 * 16;
+    p.x_scale_offset = 2 * p.x_code2_offset;
+    p.x_sum_offset = p.x_scale_offset + (p.chunk_cols / 32 * 4 + 15) / 16 * 16;
+    p.x_token_stride = (p.x_sum_offset + p.chunk_cols / 8 * 4 + 15) / 16 * 16;
+  } else {
+    p.x_token_stride = (p.chunk_cols * 4 + p.chunk_cols / p.fmt.window * 16 + 15) / 16 * 16;
+  }
   p.x_bytes = p.x_token_stride * p.tokens;
   return p;
 }
@@ -407,6 +423,7 @@ DecodePlan PlanAttentionDecode(const KernelSpec& spec) {
   p.head_dim = static_cast<int>(spec.head_dim);
   p.split = a.split_positions;
   p.max_splits = a.max_splits;
+  p.min_split = a.min_split_positions;
   p.elem_bytes = spec.kv_f16 ? 2 : 4;
   p.dims_per_thread = 4;
   p.threads_per_row = std::max(1, p.head_dim / p.dims_per_thread);
@@ -425,6 +442,22 @@ DecodePlan PlanAttentionDecode(const KernelSpec& spec) {
   p.flag_offset = off;
   off += 16;
   p.shared_bytes = off;
+  return p;
+}
+
+int ArgmaxBlocks(const KernelSpec& spec) {
+  const ElementwiseSchedule& e = spec.elementwise;
+  const int64_t want = CeilDiv(std::max<int64_t>(spec.cols, 1), std::max(e.block_cols, 1));
+  return static_cast<int>(std::clamp<int64_t>(want, 1, std::max(e.max_blocks, 1)));
+}
+
+ArgmaxPlan PlanArgmax(const KernelSpec& spec) {
+  ArgmaxPlan p;
+  p.threads = spec.elementwise.threads;
+  p.warps = p.threads / kWarp;
+  p.blocks = ArgmaxBlocks(spec);
+  p.flag_offset = int64_t{8} * p.warps;
+  p.shared_bytes = p.flag_offset + 16;
   return p;
 }
 
@@ -459,6 +492,9 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
       return ValidateAttention(spec);
     case Family::kArgmax:
       if (spec.rows <= 0) return Bad(spec, "rows must be positive");
+      if (spec.elementwise.block_cols < 1) return Bad(spec, "elementwise.block_cols must be positive");
+      if (spec.elementwise.max_blocks < 1 || spec.elementwise.max_blocks > 65535)
+        return Bad(spec, "elementwise.max_blocks must be in [1, 65535]");
       return CheckThreads(spec, spec.elementwise.threads, "elementwise");
     case Family::kPackQ8_0:
       if (spec.cols <= 0 || spec.cols % 32 != 0)
@@ -556,14 +592,18 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       abi.grid = {ceil_t(spec.attention.query_block), constant(spec.n_head), constant(1)};
       abi.max_tokens = 1 << 30;
       break;
-    case Family::kArgmax:
+    case Family::kArgmax: {
       ptr("logits");
       ptr("out");
+      ptr("partial");
+      ptr("counter");
       i32("cols");
-      abi.block = {spec.elementwise.threads, 1, 1};
-      abi.grid = {constant(spec.rows), constant(1), constant(1)};
-      abi.static_shared_bytes = 8 * (spec.elementwise.threads / kWarp);
+      ArgmaxPlan p = PlanArgmax(spec);
+      abi.block = {p.threads, 1, 1};
+      abi.grid = {constant(spec.rows), constant(p.blocks), constant(1)};
+      abi.static_shared_bytes = p.shared_bytes;
       break;
+    }
     case Family::kPackQ8_0:
       ptr("src");
       ptr("qs");

@@ -89,6 +89,11 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target);
 // The kernel's ABI (validates first).
 absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& target);
 
+// kArgmax: the blocks a row is split over (grid.y),
+// min(max_blocks, ceil(cols / block_cols)), at least 1; the caller's
+// `partial` holds 8 bytes per row and block.
+int ArgmaxBlocks(const KernelSpec& spec);
+
 }  // namespace kiln::codegen
 
 #endif  // KILN_COMPILER_CODEGEN_KERNEL_ABI_H_

@@ -283,6 +283,18 @@ Value* KernelBuilder::Lop3(Value* a, Value* b, Value* c, int lut) {
   return b_.CreateCall(fty, asm_fn, {a, b, c});
 }
 
+Value* KernelBuilder::Dp4a(Value* a, Value* b, Value* c, bool a_signed) {
+  // No dp4a intrinsic in LLVM 19 (spec/nvptx-llvm19.md): inline asm.
+  auto* fty = llvm::FunctionType::get(I32(), {I32(), I32(), I32()}, false);
+  auto* asm_fn = llvm::InlineAsm::get(fty, a_signed ? "dp4a.s32.s32 $0, $1, $2, $3;" : "dp4a.u32.s32 $0, $1, $2, $3;",
+                                      "=r,r,r,r", /*hasSideEffects=*/false);
+  return b_.CreateCall(fty, asm_fn, {a, b, c});
+}
+
+Value* KernelBuilder::MulRn(Value* a, Value* b) { return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mul_rn_f, {}, {a, b}); }
+
+Value* KernelBuilder::AddRn(Value* a, Value* b) { return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_add_rn_f, {}, {a, b}); }
+
 Value* KernelBuilder::AndOr(Value* a, uint32_t mask, Value* c) {
   // LUT of (a & b) | c with a = 0xF0, b = 0xCC, c = 0xAA.
   return Lop3(a, I32c(mask), c, (0xF0 & 0xCC) | 0xAA);

@@ -115,6 +115,13 @@ class KernelBuilder {
   llvm::Value* Prmt(llvm::Value* a, llvm::Value* b, uint32_t selector);
   llvm::Value* Prmt(llvm::Value* a, llvm::Value* b, llvm::Value* selector);
   llvm::Value* Lop3(llvm::Value* a, llvm::Value* b, llvm::Value* c, int lut);
+  // c + the dot product of a's and b's four bytes (dp4a; b signed, a signed
+  // or unsigned).
+  llvm::Value* Dp4a(llvm::Value* a, llvm::Value* b, llvm::Value* c, bool a_signed);
+  // f32 multiply and add rounded to nearest (mul.rn / add.rn): never
+  // contracted into an fma, for results a host reference must reproduce.
+  llvm::Value* MulRn(llvm::Value* a, llvm::Value* b);
+  llvm::Value* AddRn(llvm::Value* a, llvm::Value* b);
   // (a & mask) | c, as one lop3.
   llvm::Value* AndOr(llvm::Value* a, uint32_t mask, llvm::Value* c);
 

@@ -47,6 +47,13 @@ struct MatVecPlan {
   int64_t chunk_cols = 0;    // columns staged at once: of min(chunk_pieces, pieces per split),
                              // or of the whole split with stage_all
   int64_t x_token_stride = 0;  // bytes per token of the staged chunk
+  // int8_activations: per token, the chunk's two levels of int8 codes (16
+  // bytes of padding after every x_code_pad columns; level 2 at
+  // x_code2_offset), at x_scale_offset the float d1/128 per 32 columns, at
+  // x_sum_offset a float per 8 columns (their sum of x ~ d1 q1 + d1/128 q2).
+  bool int8_x = false;
+  int x_code_pad = 0;
+  int64_t x_code2_offset = 0, x_scale_offset = 0, x_sum_offset = 0;
   int64_t x_bytes = 0;         // dynamic
 };
 MatVecPlan PlanMatVec(const KernelSpec& spec);
@@ -74,13 +81,14 @@ struct GemmPlan {
 };
 GemmPlan PlanGemm(const KernelSpec& spec);
 
-// kAttentionDecode: one block per (KV head, split of split_positions).
+// kAttentionDecode: one block per (KV head, split); a split's length is
+// decided at run time (AttentionSchedule), at most `split` positions.
 struct DecodePlan {
   int threads = 0, warps = 0;
   int group = 0;        // query heads per KV head
   int group_pad = 0;    // group rounded up to a multiple of 4 (score rows)
   int head_dim = 0;
-  int split = 0, max_splits = 0;
+  int split = 0, max_splits = 0, min_split = 0;  // split: the cap on a split's length
   int elem_bytes = 2;   // cache element
   int dims_per_thread = 4;   // PV phase
   int threads_per_row = 0;   // head_dim / dims_per_thread
@@ -90,6 +98,17 @@ struct DecodePlan {
   int record = 0;            // floats per (query head) record: head_dim + 2
 };
 DecodePlan PlanAttentionDecode(const KernelSpec& spec);
+
+// kArgmax: each row is split over `blocks` blocks (grid.y) of
+// ceil(cols / blocks) columns, from the spec's cols (the kernel takes cols
+// at run time and splits whatever it gets the same way).
+struct ArgmaxPlan {
+  int threads = 0, warps = 0;
+  int blocks = 1;
+  int64_t flag_offset = 0;   // shared: (value, index) per warp, then the last-block flag
+  int64_t shared_bytes = 0;
+};
+ArgmaxPlan PlanArgmax(const KernelSpec& spec);
 
 }  // namespace kiln::codegen
 

@@ -65,6 +65,8 @@ struct MatVecSchedule {
                             // rows (for short rows: fewer threads per row)
   bool stage_all = false;   // stage the split's whole activation row in shared memory once,
                             // so the K loop runs without block barriers
+  bool int8_activations = false;  // quantized weights only: activations quantized to int8 per
+                                  // 32 columns as they are staged, dot products with dp4a
 };
 
 struct GemmSchedule {
@@ -75,16 +77,26 @@ struct GemmSchedule {
   bool tensor_cores = true;  // mma.sync m16n8k16 f16/bf16
 };
 
+// Decode runs n_head_kv x max_splits blocks; the positions per split follow
+// L = pos + 1 at run time: len = min(split_positions, max(min_split_positions,
+// roundup(ceil(L / max_splits), 32))), and the first ceil(L / len) splits are
+// live. split_positions caps len (it sizes the score buffer), so positions
+// past max_splits * split_positions are not attended.
 struct AttentionSchedule {
   int threads = 128;
-  int split_positions = 256;  // context positions per split (decode)
-  int max_splits = 64;        // grid.y upper bound; C / split_positions rounded up
-  int query_block = 64;       // prefill query tile (queries per block)
-  int key_block = 64;         // prefill key tile (reserved: the current emitter streams keys)
+  int split_positions = 256;     // decode: the most positions one split takes
+  int max_splits = 64;           // decode: splits per KV head (grid.y)
+  int min_split_positions = 64;  // decode: the fewest positions a split takes (below: fewer splits)
+  int query_block = 64;          // prefill query tile (queries per block)
+  int key_block = 64;            // prefill key tile (reserved: the current emitter streams keys)
 };
 
 struct ElementwiseSchedule {
   int threads = 256;
+  // kArgmax: a row is split over min(max_blocks, ceil(cols / block_cols))
+  // blocks, merged by the last one to finish.
+  int block_cols = 2048;  // 8 KiB of f32 logits per block
+  int max_blocks = 128;
 };
 
 struct KernelSpec {

@@ -108,18 +108,45 @@ absl::Status MatVec(const KernelSpec& spec, const void* w, const void* w_scales,
   absl::Status s = Check(spec, Family::kMatVec, Family::kGemm);
   if (!s.ok()) return s;
   const int64_t rows = spec.rows, cols = spec.cols;
+  const bool int8_x = spec.family == Family::kMatVec && spec.matvec.int8_activations;
   // Prologue: RMSNorm as spec/qwen3-model.md §3.1 (squares summed in double).
-  std::vector<float> xn(static_cast<size_t>(T) * cols);
+  // int8 activations: x * norm_w is quantized per 32 columns as the kernel
+  // does (emit_matvec.cc: two int8 levels) and the dot product scaled by
+  // the norm factor afterwards.
+  std::vector<double> xn(static_cast<size_t>(T) * cols);
+  std::vector<double> post(static_cast<size_t>(T), 1.0);
   for (int32_t t = 0; t < T; ++t) {
     const float* xt = x + int64_t{t} * cols;
-    float* yt = xn.data() + int64_t{t} * cols;
+    double* yt = xn.data() + int64_t{t} * cols;
+    float r = 1.0f;
     if (spec.prologue == Prologue::kRmsNorm) {
       double sum = 0;
       for (int64_t k = 0; k < cols; ++k) sum += double(xt[k] * xt[k]);
-      const float r = 1.0f / std::sqrt(static_cast<float>(sum / cols) + spec.eps);
-      for (int64_t k = 0; k < cols; ++k) yt[k] = (xt[k] * r) * norm_w[k];
-    } else {
-      std::copy(xt, xt + cols, yt);
+      r = 1.0f / std::sqrt(static_cast<float>(sum / cols) + spec.eps);
+    }
+    if (!int8_x) {
+      for (int64_t k = 0; k < cols; ++k)
+        yt[k] = spec.prologue == Prologue::kRmsNorm ? (xt[k] * r) * norm_w[k] : xt[k];
+      continue;
+    }
+    post[size_t(t)] = r;
+    for (int64_t k0 = 0; k0 < cols; k0 += 32) {
+      float v[32], amax = 0.0f;
+      for (int i = 0; i < 32; ++i) {
+        v[i] = spec.prologue == Prologue::kRmsNorm ? xt[k0 + i] * norm_w[k0 + i] : xt[k0 + i];
+        amax = std::max(amax, std::fabs(v[i]));
+      }
+      // Two levels: q1 = round(v / d1), q2 = round(128 (v - d1 q1) / d1),
+      // rounding as the kernel does (adding 1.5 * 2^23), fp contraction off.
+      const float kMagic = 12582912.0f;
+      const float d1 = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f, inv2 = inv * 128.0f;
+      const float d2 = d1 * (1.0f / 128.0f);
+      for (int i = 0; i < 32; ++i) {
+        const float q1 = (v[i] * inv + kMagic) - kMagic;
+        const float r = std::fma(-d1, q1, v[i]);
+        const float q2 = (r * inv2 + kMagic) - kMagic;
+        yt[k0 + i] = double(d1) * q1 + double(d2) * q2;
+      }
     }
   }
   std::vector<double> acc(static_cast<size_t>(T) * rows);
@@ -128,10 +155,10 @@ absl::Status MatVec(const KernelSpec& spec, const void* w, const void* w_scales,
     s = DequantizeRow(spec.weight, w, w_scales, cols, m, wrow.data());
     if (!s.ok()) return s;
     for (int32_t t = 0; t < T; ++t) {
-      const float* xt = xn.data() + int64_t{t} * cols;
+      const double* xt = xn.data() + int64_t{t} * cols;
       double a = 0;
       for (int64_t k = 0; k < cols; ++k) a += double(wrow[size_t(k)]) * xt[k];
-      acc[size_t(int64_t{t} * rows + m)] = a;
+      acc[size_t(int64_t{t} * rows + m)] = a * post[size_t(t)];
     }
   }
   for (int32_t t = 0; t < T; ++t) {

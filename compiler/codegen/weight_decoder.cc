@@ -194,8 +194,10 @@ std::vector<Segment> WeightDecoder::Decode(KernelBuilder& kb, const PieceRef& re
         Quad q;
         q.col = b.CreateAdd(col, kb.I32c(4 * j));
         q.f = Int8Codes(kb, words[j]);
+        q.word = words[j];
         s.quads.push_back(q);
       }
+      s.signed_codes = true;
       s.scale = kb.HalfToFloat(d);
       segs.push_back(s);
       break;
@@ -210,7 +212,8 @@ std::vector<Segment> WeightDecoder::Decode(KernelBuilder& kb, const PieceRef& re
           Quad q;
           q.col = b.CreateAdd(col, kb.I32c(16 * half + 4 * j));
           Value* w = half == 0 ? words[j] : b.CreateLShr(words[j], kb.I32c(4));
-          q.f = SmallCodes(kb, b.CreateAnd(w, kb.I32c(0x0F0F0F0F)));
+          q.word = b.CreateAnd(w, kb.I32c(0x0F0F0F0F));
+          q.f = SmallCodes(kb, q.word);
           s.quads.push_back(q);
         }
       }
@@ -251,6 +254,7 @@ std::vector<Segment> WeightDecoder::Decode(KernelBuilder& kb, const PieceRef& re
           Quad q;
           q.col = b.CreateAdd(col, kb.I32c(32 * half + 4 * j));
           q.f = SmallCodes(kb, code);
+          q.word = code;
           s.quads.push_back(q);
         }
         // y = (d * sc) * q - (dmin * m)
@@ -301,6 +305,7 @@ std::vector<Segment> WeightDecoder::Decode(KernelBuilder& kb, const PieceRef& re
           Quad q;
           q.col = b.CreateAdd(col, kb.I32c(32 * k + 4 * j));
           q.f = SmallCodes(kb, code);
+          q.word = code;
           s.quads.push_back(q);
         }
         // Signed 8-bit scale: (byte ^ 0x80) = byte + 128 as an unsigned value.

@@ -27,6 +27,10 @@ namespace kiln::codegen {
 struct Quad {
   llvm::Value* col = nullptr;  // i32, a multiple of 4
   std::array<llvm::Value*, 4> f{};
+  // Quantized formats: the four integer codes q as the bytes of one i32
+  // (Segment::signed_codes says how to read them); f holds the same codes as
+  // floats. Unused values are dead code, which LLVM removes.
+  llvm::Value* word = nullptr;
 };
 
 struct Segment {
@@ -36,6 +40,10 @@ struct Segment {
   float c0 = 0.0f;
   float inv_c1 = 1.0f;
   int q_offset = 0;
+  // Quad words: signed bytes (int8 codes, f = q) or unsigned (4..6-bit
+  // codes, f = c0 + q / inv_c1). Either way w = scale * (q + q_offset) + offset.
+  // A segment's quads cover consecutive columns.
+  bool signed_codes = false;
   // True when sum(f x) alone is not the dot product (needs sum(x)).
   bool NeedsSum() const { return c0 != 0.0f || q_offset != 0 || offset != nullptr; }
 };

@@ -27,7 +27,26 @@ struct Io {
   uint32_t tokens, position, logits, sampled;
   uint32_t arena;
   uint32_t attn_partial = UINT32_MAX, attn_counter = UINT32_MAX, qkv_scratch = UINT32_MAX;
+  uint32_t argmax_partial = UINT32_MAX, argmax_counter = UINT32_MAX;
 };
+
+// kArgmax's block records (8 bytes per row and block) and per-row arrival
+// counters (zeroed at allocation, like every activation buffer, and left
+// zero by each launch), shared by every argmax launch (they run one after
+// another) and sized for the largest.
+std::vector<LaunchArg> ArgmaxScratch(LoweringContext& ctx, Io& io, const KernelSpec& s) {
+  auto buffer = [&](uint32_t& index, const char* name, int64_t bytes) {
+    if (index == UINT32_MAX) {
+      index = ctx.AddBuffer(name, Buffer::ACTIVATION, ConstExpr(bytes));
+    } else {
+      Expr* size = ctx.manifest().mutable_buffers(static_cast<int>(index))->mutable_bytes();
+      size->set_constant(std::max(size->constant(), bytes));
+    }
+    return LaunchArg{LaunchArg::kPointer, {index, ConstExpr(0)}, {}};
+  };
+  return {buffer(io.argmax_partial, "argmax_partial", 8 * s.rows * codegen::ArgmaxBlocks(s)),
+          buffer(io.argmax_counter, "argmax_counter", 4 * s.rows)};
+}
 
 const Op* FindIn(const Op& kernel, ir::OpKind kind, int nth = 0) {
   for (const auto& op : kernel.region()->ops())
@@ -50,6 +69,7 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("unroll", s.matvec.unroll);
   get("row_groups", s.matvec.row_groups);
   get("stage_all", s.matvec.stage_all);
+  get("int8_activations", s.matvec.int8_activations);
   get("tile_m", s.gemm.tile_m);
   get("tile_n", s.gemm.tile_n);
   get("tile_k", s.gemm.tile_k);
@@ -59,9 +79,12 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("threads", s.attention.threads);
   get("split_positions", s.attention.split_positions);
   get("max_splits", s.attention.max_splits);
+  get("min_split_positions", s.attention.min_split_positions);
   get("query_block", s.attention.query_block);
   get("key_block", s.attention.key_block);
   get("threads", s.elementwise.threads);
+  get("block_cols", s.elementwise.block_cols);
+  get("max_blocks", s.elementwise.max_blocks);
 }
 
 class StepLowering {
@@ -391,6 +414,9 @@ class StepLowering {
     ASSIGN_OR_RETURN(Location pos, At(Outer(k, a->operand(3))));
     ASSIGN_OR_RETURN(Location out, At(k.result(0)));
     if (!decode_) return ctx_.Launch(plan_, s, {Ptr(q), Ptr(kc), Ptr(vc), Ptr(pos), Ptr(out), I32(t_)}, t_);
+    // A split takes at most split_positions positions (its length follows
+    // the position at run time), so the max_splits splits must cover the
+    // whole context.
     if (static_cast<int64_t>(s.attention.max_splits) * s.attention.split_positions < c_.context_length)
       return absl::InternalError(absl::StrCat("attention_decode covers ", s.attention.max_splits, " x ",
                                               s.attention.split_positions, " positions, less than the context ",
@@ -418,7 +444,8 @@ class StepLowering {
     s.cols = t.shape.back().value();
     ASSIGN_OR_RETURN(Location in, At(Outer(k, a->operand(0))));
     ASSIGN_OR_RETURN(Location out, At(k.result(0)));
-    return ctx_.Launch(plan_, s, {Ptr(in), Ptr(out), I32(ConstExpr(s.cols))}, t_);
+    const std::vector<LaunchArg> scratch = ArgmaxScratch(ctx_, io_, s);
+    return ctx_.Launch(plan_, s, {Ptr(in), Ptr(out), scratch[0], scratch[1], I32(ConstExpr(s.cols))}, t_);
   }
 
   const ir::Function& f_;
@@ -510,9 +537,10 @@ absl::StatusOr<LoweredModel> LowerToKernels(const ir::Module& module, const gguf
     s.rows = 1;
     s.cols = config.n_vocab;
     const int64_t row = 4 * config.n_vocab;
+    const std::vector<LaunchArg> scratch = ArgmaxScratch(ctx, io, s);
     RETURN_IF_ERROR(ctx.Launch(*m.mutable_prefill(), s,
                                {{LaunchArg::kPointer, {io.logits, AffineT(row, -row)}, {}},
-                                {LaunchArg::kPointer, {io.sampled, ConstExpr(0)}, {}},
+                                {LaunchArg::kPointer, {io.sampled, ConstExpr(0)}, {}}, scratch[0], scratch[1],
                                 {LaunchArg::kI32, {}, ConstExpr(config.n_vocab)}},
                                AffineT(1, 0)));
   }

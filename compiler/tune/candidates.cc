@@ -33,6 +33,7 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("unroll", s.matvec.unroll);
       f("row_groups", s.matvec.row_groups);
       f("stage_all", s.matvec.stage_all);
+      f("int8_activations", s.matvec.int8_activations);
       return;
     case Family::kGemm:
       f("tile_m", s.gemm.tile_m);
@@ -47,11 +48,14 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("threads", s.attention.threads);
       f("split_positions", s.attention.split_positions);
       f("max_splits", s.attention.max_splits);
+      f("min_split_positions", s.attention.min_split_positions);
       f("query_block", s.attention.query_block);
       f("key_block", s.attention.key_block);
       return;
     default:
       f("threads", s.elementwise.threads);
+      f("block_cols", s.elementwise.block_cols);
+      f("max_blocks", s.elementwise.max_blocks);
       return;
   }
 }
@@ -195,10 +199,16 @@ absl::StatusOr<std::vector<Candidate>> EnumerateCandidates(const TuneUnit& unit,
   std::set<std::string> seen;
   if (rejected != nullptr) *rejected = 0;
   for (schedules::ScheduleEntry& e : entries) {
-    // Decode attention must cover the whole context (lower-to-kernels checks).
-    if (unit.spec.family == Family::kAttentionDecode && unit.context > 0 && e.attention().split_positions() > 0)
-      e.mutable_attention()->set_max_splits(
-          static_cast<int32_t>(CeilDiv(unit.context, e.attention().split_positions())));
+    // Decode attention must cover the whole context (lower-to-kernels
+    // checks): the cap on a split's length is the longest split the context
+    // needs, ceil(context / max_splits) rounded up to 32 as the kernel rounds,
+    // and at least min_split_positions. The smallest cap is the smallest
+    // score buffer.
+    if (unit.spec.family == Family::kAttentionDecode && unit.context > 0 && e.attention().max_splits() > 0) {
+      const int64_t need = CeilDiv(CeilDiv(unit.context, e.attention().max_splits()), 32) * 32;
+      e.mutable_attention()->set_split_positions(
+          static_cast<int32_t>(std::max<int64_t>(need, e.attention().min_split_positions())));
+    }
     Candidate c;
     c.unit = unit_index;
     c.schedule = schedules::CanonicalSchedule(e);

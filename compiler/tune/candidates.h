@@ -39,7 +39,7 @@ struct TuneUnit {
   schedules::ScheduleKey key;
   codegen::KernelSpec spec;  // as lowered (prologue, epilogue, current schedule)
   int launches = 0;          // launches of this key per decode step
-  int64_t context = 0;       // the model's context (decode attention: max_splits covers it)
+  int64_t context = 0;       // the model's context (decode attention: split_positions covers it)
 };
 
 struct CollectOptions {

@@ -46,6 +46,7 @@ void VisitSpec(KernelSpec& s, F&& f) {
   f("matvec.unroll", s.matvec.unroll);
   f("matvec.row_groups", s.matvec.row_groups);
   f("matvec.stage_all", s.matvec.stage_all);
+  f("matvec.int8_activations", s.matvec.int8_activations);
   f("gemm.tile_m", s.gemm.tile_m);
   f("gemm.tile_n", s.gemm.tile_n);
   f("gemm.tile_k", s.gemm.tile_k);
@@ -55,9 +56,12 @@ void VisitSpec(KernelSpec& s, F&& f) {
   f("attention.threads", s.attention.threads);
   f("attention.split_positions", s.attention.split_positions);
   f("attention.max_splits", s.attention.max_splits);
+  f("attention.min_split_positions", s.attention.min_split_positions);
   f("attention.query_block", s.attention.query_block);
   f("attention.key_block", s.attention.key_block);
   f("elementwise.threads", s.elementwise.threads);
+  f("elementwise.block_cols", s.elementwise.block_cols);
+  f("elementwise.max_blocks", s.elementwise.max_blocks);
   f("programmatic_launch", s.programmatic_launch);
 }
 

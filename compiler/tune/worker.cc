@@ -108,7 +108,8 @@ struct Request {
   int samples = 15;
   int64_t rotate_bytes = int64_t{512} << 20;
   int64_t position = 4095;        // decode attention: the position timed
-  int64_t check_position = 3000;  // and the one checked (several splits)
+  int64_t check_position = 3000;  // and the ones checked: several splits,
+  int64_t short_position = 30;    // and one (<= 32 positions: the direct path)
 };
 
 Outcome Timed(const Request& rq, const Timing& t, double err, int64_t bytes) {
@@ -204,7 +205,7 @@ absl::StatusOr<Outcome> RunAttentionDecode(const Device& d, const Request& rq, c
   std::vector<uint8_t> kc = RandomCache(rng, positions * row, spec.kv_f16);
   std::vector<uint8_t> vc = RandomCache(rng, positions * row, spec.kv_f16);
   std::vector<float> q = RandomFloats(rng, size_t(nq * D));
-  std::vector<int32_t> pos = {p_check};
+  std::vector<int32_t> pos = {0};
   Buffers bufs(d);
   ASSIGN_OR_RETURN(CUdeviceptr dq, bufs.Upload(q));
   ASSIGN_OR_RETURN(CUdeviceptr dk, bufs.Upload(kc));
@@ -219,20 +220,25 @@ absl::StatusOr<Outcome> RunAttentionDecode(const Device& d, const Request& rq, c
   } p{dq, dk, dv, dpos, dout, dpart, dcnt};
   p.p = {&p.q, &p.k, &p.v, &p.pos, &p.out, &p.part, &p.cnt};
   if (abi.params.size() != 7u) return absl::InternalError("unexpected attention parameters");
-  std::vector<float> want(size_t(nq * D));
-  RETURN_IF_ERROR(codegen::reference::AttentionDecode(spec, q.data(), kc.data(), vc.data(), pos.data(), want.data()));
   const cu::LaunchConfig cfg = LaunchConfigFor(abi, spec.programmatic_launch, 1);
   double err = 0;
-  // Twice: the merge counter must come back to zero.
-  for (int rep = 0; rep < 2; ++rep) {
-    RETURN_IF_ERROR(d.stream->Memset(dout, 0xFF, size_t(nq * D * 4)));
-    RETURN_IF_ERROR(d.stream->Launch(f, cfg, p.p.data()));
-    RETURN_IF_ERROR(d.stream->Synchronize());
-    ASSIGN_OR_RETURN(std::vector<float> got, bufs.Download<float>(dout, want.size()));
-    err = std::max(err, RelErr(got, want));
-    ASSIGN_OR_RETURN(std::vector<uint32_t> cnt, bufs.Download<uint32_t>(dcnt, size_t(nkv)));
-    for (uint32_t c : cnt)
-      if (c != 0) return Wrong(err, kAttentionBound, "the split counter was not reset; ");
+  for (int32_t at : {p_check, static_cast<int32_t>(std::min<int64_t>(rq.short_position, p_check))}) {
+    pos[0] = at;
+    RETURN_IF_ERROR(d.stream->CopyToDevice(dpos, pos.data(), 4));
+    std::vector<float> want(size_t(nq * D));
+    RETURN_IF_ERROR(
+        codegen::reference::AttentionDecode(spec, q.data(), kc.data(), vc.data(), pos.data(), want.data()));
+    // Twice: the merge counter must come back to zero.
+    for (int rep = 0; rep < 2; ++rep) {
+      RETURN_IF_ERROR(d.stream->Memset(dout, 0xFF, size_t(nq * D * 4)));
+      RETURN_IF_ERROR(d.stream->Launch(f, cfg, p.p.data()));
+      RETURN_IF_ERROR(d.stream->Synchronize());
+      ASSIGN_OR_RETURN(std::vector<float> got, bufs.Download<float>(dout, want.size()));
+      err = std::max(err, RelErr(got, want));
+      ASSIGN_OR_RETURN(std::vector<uint32_t> cnt, bufs.Download<uint32_t>(dcnt, size_t(nkv)));
+      for (uint32_t c : cnt)
+        if (c != 0) return Wrong(err, kAttentionBound, "the split counter was not reset; ");
+    }
   }
   if (!(err <= kAttentionBound)) return Wrong(err, kAttentionBound, "");
 

@@ -87,9 +87,26 @@ TEST(Schedules, LookupPicksByDtypeAndShapeRange) {
   EXPECT_EQ(lib.Lookup({"gemm", "q6_k", 4096, 4096}, "sm_90")->entry.gemm().tile_k(), 128);
   EXPECT_EQ(lib.Lookup({"gemm", "q8_0_planar", 4096, 4096}, "sm_90")->entry.gemm().tile_k(), 32);
   auto attn = *lib.Lookup({"attention_decode", "f16", 32, 128}, "SM_90");
-  EXPECT_EQ(attn.entry.attention().split_positions(), 256);
-  EXPECT_EQ(attn.entry.attention().max_splits(), 160);
+  // Decode attention: a fixed count of splits whose length follows the
+  // position, covering Qwen3's 40960 positions.
+  EXPECT_EQ(attn.entry.attention().max_splits(), 64);
+  EXPECT_EQ(attn.entry.attention().min_split_positions(), 64);
+  EXPECT_GE(int64_t{attn.entry.attention().max_splits()} * attn.entry.attention().split_positions(), 40960);
   EXPECT_EQ(attn.target, "sm_90");
+}
+
+// lower-to-kernels rejects a decode attention whose splits cannot cover the
+// model's context: every table, and the heuristic, covers Qwen3's 40960.
+TEST(Schedules, DecodeAttentionCoversQwen3Context) {
+  auto lib = *ScheduleLibrary::Builtin();
+  std::vector<AttentionSchedule> all = {HeuristicSchedule({"attention_decode", "f16", 32, 128}).attention()};
+  for (const std::string& target : lib.Targets())
+    for (int64_t heads : {16, 32, 40, 64})
+      all.push_back(lib.Lookup({"attention_decode", "f16", heads, 128}, target)->entry.attention());
+  for (const AttentionSchedule& a : all) {
+    EXPECT_GE(int64_t{a.max_splits()} * a.split_positions(), 40960) << a.ShortDebugString();
+    EXPECT_LE(a.min_split_positions(), a.split_positions()) << a.ShortDebugString();
+  }
 }
 
 TEST(Schedules, UnknownTargetFallsBackToFlaggedHeuristics) {

@@ -235,6 +235,51 @@ TEST(CodegenGpu, MatVecAllFormatsTiny) {
   }
 }
 
+// int8 activations (dp4a): every quantized format against the reference's
+// identical activation quantization; both prologues, every epilogue, one and
+// four tokens, chunked (with a tail) and whole-row staging, a k split.
+TEST(CodegenGpu, MatVecInt8Activations) {
+  REQUIRE_GPU();
+  std::vector<KernelSpec> specs;
+  int k = 0;
+  for (WeightFormat f : testing::AllFormats()) {
+    if (GetFormatGeometry(f).block_elems == 1) continue;
+    for (Epilogue e : {Epilogue::kStore, Epilogue::kAddInPlace, Epilogue::kSiluMulPairs, Epilogue::kSiluMulWith})
+      for (bool stage_all : {false, true}) {
+        Prologue p = (k++ % 2) ? Prologue::kRmsNorm : Prologue::kNone;
+        int64_t rows = e == Epilogue::kSiluMulPairs ? 1536 : 300, cols = e == Epilogue::kAddInPlace ? 2304 : 512;
+        KernelSpec s = testing::MatVec(absl::StrCat("mv8_", WeightFormatName(f), "_", Pro(p), "_", Epi(e), "_",
+                                                    stage_all ? "all" : "chunk"),
+                                       f, rows, cols, p, e, 4);
+        s.matvec.int8_activations = true;
+        s.matvec.stage_all = stage_all;
+        s.matvec.threads = 128;
+        s.programmatic_launch = true;
+        specs.push_back(s);
+      }
+  }
+  KernelSpec ks = testing::MatVec("mv8_q4_k_ksplit", WeightFormat::kQ4_K, 100, 4096, Prologue::kNone,
+                                  Epilogue::kAddInPlace);
+  ks.matvec.k_split = 2;
+  ks.matvec.int8_activations = true;
+  specs.push_back(ks);
+  KernelSpec rg = testing::MatVec("mv8_q6_k_rowgroups", WeightFormat::kQ6_K, 259, 4096, Prologue::kRmsNorm);
+  rg.matvec.rows_per_block = 8;
+  rg.matvec.row_groups = 4;
+  rg.matvec.unroll = 3;
+  rg.matvec.int8_activations = true;
+  specs.push_back(rg);
+  Loaded l = Load(gpu, specs);
+  uint32_t seed = 300;
+  for (const KernelSpec& s : specs) {
+    for (int32_t T : {1, s.matvec.max_tokens}) {
+      double err = CheckMatrixKernel(gpu, l, s, T, seed++);
+      EXPECT_LT(err, 1e-4) << s.name << " T=" << T;
+      std::printf("%-32s T=%d rel err %.2e\n", s.name.c_str(), T, err);
+    }
+  }
+}
+
 TEST(CodegenGpu, MatVec8B) {
   REQUIRE_GPU();
   std::vector<KernelSpec> specs;
@@ -349,10 +394,21 @@ TEST(CodegenGpu, RopeAndAttention) {
       r.name = absl::StrCat("rope_", m.name, "_", kv);
       r.elementwise.threads = 64;
       specs.push_back(r);
+      // Decode: 64 splits of 64 positions or more, up to 640 (covers 40960).
       KernelSpec d = AttnBase(m, f16);
       d.family = Family::kAttentionDecode;
       d.name = absl::StrCat("dec_", m.name, "_", kv);
+      d.attention.max_splits = 64;
+      d.attention.min_split_positions = 64;
+      d.attention.split_positions = 640;
       specs.push_back(d);
+      // Decode with a small capacity, 4 splits of at most 64 positions:
+      // positions from 256 on are not attended.
+      KernelSpec c = d;
+      c.name = absl::StrCat("dec_cap_", m.name, "_", kv);
+      c.attention.max_splits = 4;
+      c.attention.split_positions = 64;
+      specs.push_back(c);
       KernelSpec p = AttnBase(m, f16);
       p.family = Family::kAttentionPrefill;
       p.name = absl::StrCat("pre_", m.name, "_", kv);
@@ -361,10 +417,11 @@ TEST(CodegenGpu, RopeAndAttention) {
     }
   Loaded l = Load(gpu, specs);
   std::mt19937 rng(11);
-  for (size_t i = 0; i < specs.size(); i += 3) {
+  for (size_t i = 0; i < specs.size(); i += 4) {
     const KernelSpec& rs = specs[i];
     const KernelSpec& ds = specs[i + 1];
-    const KernelSpec& ps = specs[i + 2];
+    const KernelSpec& cs = specs[i + 2];
+    const KernelSpec& ps = specs[i + 3];
     const int64_t D = rs.head_dim, nq = rs.n_head, nkv = rs.n_head_kv;
     const int64_t C = 4096, row = nkv * D;
     const int eb = rs.kv_f16 ? 2 : 4;
@@ -392,27 +449,40 @@ TEST(CodegenGpu, RopeAndAttention) {
       EXPECT_LT(ek, rs.kv_f16 ? 2e-3 : 1e-5) << rs.name;
       EXPECT_EQ(ev, 0.0) << rs.name;
     }
-    // Decode at several positions (1, 2 and many splits), twice each (the
-    // counter must come back to zero).
-    for (int32_t pos : {0, 255, 256, 3000}) {
+    // Decode, twice at each position (the counter must come back to zero).
+    // dec_*: L = pos+1 positions go to splits of len = max(64,
+    // roundup(ceil(L/64), 32)): one split (the direct path) at 0 and 63,
+    // two at 64, 16 at 1000, all 64 at 4095; len 96 (43 splits) at 4096 and
+    // 320 (63 splits) at 20000. dec_cap_*: one split at 0, all 4 full at
+    // 255, and at 300 only positions 0..255 are attended (the reference
+    // stops at max_splits x split_positions too).
+    struct DecodeCase {
+      const KernelSpec* spec;
+      int32_t pos;
+    };
+    const DecodeCase cases[] = {{&ds, 0},    {&ds, 63},   {&ds, 64},    {&ds, 1000}, {&ds, 4095},
+                                {&ds, 4096}, {&ds, 20000}, {&cs, 0},    {&cs, 255},  {&cs, 300}};
+    for (const DecodeCase& dc : cases) {
+      const KernelSpec& s = *dc.spec;
+      const int32_t pos = dc.pos;
       std::vector<uint8_t> kc = RandomCache(rng, (pos + 1) * row, rs.kv_f16), vc = RandomCache(rng, (pos + 1) * row, rs.kv_f16);
       std::vector<float> q = RandomFloats(rng, size_t(nq * D));
       std::vector<int32_t> posv = {pos};
       const int64_t G = nq / nkv;
       std::vector<uint32_t> counter(size_t(nkv), 0);
       CUdeviceptr dq = bufs.Upload(q), dk = bufs.Upload(kc), dv = bufs.Upload(vc), dpos = bufs.Upload(posv),
-                  dpart = bufs.Poisoned(size_t(nkv * ds.attention.max_splits * G * (D + 2) * 4)),
+                  dpart = bufs.Poisoned(size_t(nkv * s.attention.max_splits * G * (D + 2) * 4)),
                   dcnt = bufs.Upload(counter);
       std::vector<float> want(size_t(nq * D));
-      ASSERT_TRUE(reference::AttentionDecode(ds, q.data(), kc.data(), vc.data(), posv.data(), want.data()).ok());
+      ASSERT_TRUE(reference::AttentionDecode(s, q.data(), kc.data(), vc.data(), posv.data(), want.data()).ok());
       for (int rep = 0; rep < 2; ++rep) {
         CUdeviceptr dout = bufs.Poisoned(size_t(nq * D * 4));
-        Launch(gpu, l, ds.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt)}, 1);
+        Launch(gpu, l, s.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt)}, 1);
         double e = RelErr(bufs.Download<float>(dout, size_t(nq * D)), want);
-        std::printf("%-20s pos %5d rep %d rel err %.2e\n", ds.name.c_str(), pos, rep, e);
-        EXPECT_LT(e, 1e-4) << ds.name << " pos " << pos;
+        std::printf("%-20s pos %5d rep %d rel err %.2e\n", s.name.c_str(), pos, rep, e);
+        EXPECT_LT(e, 1e-4) << s.name << " pos " << pos;
         std::vector<uint32_t> c = bufs.Download<uint32_t>(dcnt, size_t(nkv));
-        for (uint32_t v : c) EXPECT_EQ(v, 0u) << ds.name;
+        for (uint32_t v : c) EXPECT_EQ(v, 0u) << s.name;
       }
     }
     // Prefill: T = 37 queries after P = 20 cached positions.
@@ -433,12 +503,75 @@ TEST(CodegenGpu, RopeAndAttention) {
   }
 }
 
-TEST(CodegenGpu, ArgmaxPackCopy) {
+// Runs an argmax spec (rows >= 2) on planted rows, twice (the counters must
+// come back to zero), against the reference: ties across blocks, NaNs, rows
+// without a finite maximum.
+void CheckArgmax(Gpu* gpu, const Loaded& l, const KernelSpec& s, std::mt19937& rng) {
+  const int32_t cols = static_cast<int32_t>(s.cols);
+  const int64_t rows = s.rows;
+  std::vector<float> logits = RandomFloats(rng, size_t(rows * cols));
+  auto at = [&](int64_t r, int32_t i) -> float& { return logits[size_t(r * cols + i)]; };
+  // Row 0: the largest value at the middle, next to it and last (in other
+  // blocks where there are several): the middle wins.
+  at(0, cols / 2) = at(0, cols - 1) = 7.0f;
+  if (cols / 2 + 1 < cols) at(0, cols / 2 + 1) = 7.0f;
+  // Row 1: only NaNs and -inf, so no finite maximum: 0.
+  for (int32_t i = 0; i < cols; ++i) at(1, i) = i % 3 == 1 ? NAN : -INFINITY;
+  // Row 2: a NaN first, the maximum last.
+  if (rows > 2) {
+    at(2, 0) = NAN;
+    at(2, cols - 1) = 9.0f;
+  }
+  // Row 3: all -inf: 0.
+  if (rows > 3)
+    for (int32_t i = 0; i < cols; ++i) at(3, i) = -INFINITY;
+  std::vector<int32_t> want(static_cast<size_t>(rows));
+  ASSERT_TRUE(reference::Argmax(s, logits.data(), want.data(), cols).ok());
+  EXPECT_EQ(want[0], cols / 2);
+  EXPECT_EQ(want[1], 0);
+  if (rows > 2) {
+    EXPECT_EQ(want[2], cols - 1);
+  }
+  Buffers bufs(gpu);
+  CUdeviceptr dl = bufs.Upload(logits), dpart = bufs.Poisoned(size_t(rows * s.elementwise.max_blocks * 8)),
+              dcnt = bufs.Upload(std::vector<uint32_t>(size_t(rows), 0));
+  for (int rep = 0; rep < 2; ++rep) {
+    CUdeviceptr dout = bufs.Poisoned(size_t(rows * 4));
+    Launch(gpu, l, s.name, {P(dl), P(dout), P(dpart), P(dcnt), I(cols)}, 1);
+    EXPECT_EQ(bufs.Download<int32_t>(dout, size_t(rows)), want) << s.name << " rep " << rep;
+    for (uint32_t c : bufs.Download<uint32_t>(dcnt, size_t(rows))) EXPECT_EQ(c, 0u) << s.name;
+  }
+}
+
+TEST(CodegenGpu, Argmax) {
   REQUIRE_GPU();
-  KernelSpec am;
-  am.name = "argmax";
-  am.family = Family::kArgmax;
-  am.rows = 4;
+  auto spec = [](const char* name, int64_t rows, int64_t cols, int threads, int block_cols, int max_blocks) {
+    KernelSpec s;
+    s.name = name;
+    s.family = Family::kArgmax;
+    s.rows = rows;
+    s.cols = cols;
+    s.elementwise.threads = threads;
+    s.elementwise.block_cols = block_cols;
+    s.elementwise.max_blocks = max_blocks;
+    s.programmatic_launch = true;
+    return s;
+  };
+  const std::vector<KernelSpec> specs = {
+      spec("argmax_vocab", 4, 151936, 1024, 2048, 128),    // the tables' schedule: 75 blocks
+      spec("argmax_vocab_256", 4, 151936, 256, 2048, 128), // 75 blocks of 256 threads
+      spec("argmax_one_block", 4, 151936, 1024, 2048, 1),  // one block per row, no merge
+      spec("argmax_capped", 3, 151936, 64, 64, 128),       // 128 blocks (the cap), 2 records per merging thread
+      spec("argmax_odd", 3, 100003, 128, 1000, 128),       // 101 blocks of 991 columns, the last 903
+      spec("argmax_tiny", 3, 5, 32, 1, 4),                 // 4 blocks of 2 columns: the last one empty
+  };
+  Loaded l = Load(gpu, specs);
+  std::mt19937 rng(5);
+  for (const KernelSpec& s : specs) CheckArgmax(gpu, l, s, rng);
+}
+
+TEST(CodegenGpu, PackCopy) {
+  REQUIRE_GPU();
   KernelSpec pack;
   pack.name = "pack";
   pack.family = Family::kPackQ8_0;
@@ -450,26 +583,9 @@ TEST(CodegenGpu, ArgmaxPackCopy) {
   KernelSpec copy16 = copy;
   copy16.name = "copy16";
   copy16.row_bytes = 2304;
-  Loaded l = Load(gpu, {am, pack, copy, copy16});
+  Loaded l = Load(gpu, {pack, copy, copy16});
   std::mt19937 rng(3);
   Buffers bufs(gpu);
-  {
-    const int32_t cols = 151936;
-    std::vector<float> logits = RandomFloats(rng, size_t(4) * cols);
-    logits[size_t(cols) + 5000] = 7.0f;   // row 1: tie at 5000 and 9000 -> 5000
-    logits[size_t(cols) + 9000] = 7.0f;
-    logits[size_t(2 * cols) + 3] = NAN;   // row 2: NaN ignored
-    logits[size_t(2 * cols) + 77] = 9.0f;
-    for (int32_t i = 0; i < cols; ++i) logits[size_t(3 * cols + i)] = -INFINITY;  // row 3 -> 0
-    CUdeviceptr dl = bufs.Upload(logits), dout = bufs.Poisoned(16);
-    Launch(gpu, l, "argmax", {P(dl), P(dout), I(cols)}, 1);
-    std::vector<int32_t> got = bufs.Download<int32_t>(dout, 4), want(4);
-    ASSERT_TRUE(reference::Argmax(am, logits.data(), want.data(), cols).ok());
-    EXPECT_EQ(got, want);
-    EXPECT_EQ(want[1], 5000);
-    EXPECT_EQ(want[2], 77);
-    EXPECT_EQ(want[3], 0);
-  }
   {
     const int32_t rows = 5;
     std::vector<uint8_t> w, ws;
@@ -576,7 +692,7 @@ TEST(CodegenGpu, DISABLED_MatVecScheduleSweep) {
   REQUIRE_GPU();
   struct Sched {
     int threads, rows, groups, unroll;
-    bool stage_all;
+    bool stage_all = false;
   };
   const Sched scheds[] = {{256, 4, 1, 2},  {64, 4, 1, 1},   {64, 8, 1, 1},   {128, 8, 2, 1},  {128, 16, 2, 1},
                           {128, 8, 4, 2},  {128, 16, 4, 1}, {256, 16, 4, 1}, {256, 8, 4, 2},  {32, 4, 1, 2},

@@ -71,6 +71,13 @@ TEST(CodegenPtxas, SchedulesOffDefaultSm90) {
     b.matvec.k_split = 3;
     b.matvec.unroll = 4;
     specs.push_back(b);
+    if (GetFormatGeometry(f).block_elems > 1) {
+      KernelSpec i8 = a;
+      i8.name = absl::StrCat("i8_", WeightFormatName(f));
+      i8.matvec.int8_activations = true;
+      i8.matvec.stage_all = true;
+      specs.push_back(i8);
+    }
     KernelSpec c = testing::Gemm(absl::StrCat("g128_", WeightFormatName(f)), f, 6144, 4096, Prologue::kRmsNorm);
     c.gemm.tile_m = 128;
     c.gemm.tile_n = 32;

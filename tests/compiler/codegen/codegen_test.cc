@@ -105,6 +105,55 @@ CHECK: st.shared.v4.u32
 )");
 }
 
+// int8 activations: the staging rounds with mul.rn/add.rn (never an fma
+// the host reference could not reproduce) and the K loop multiplies with
+// dp4a, signed weights for Q8_0, unsigned 4-bit codes for Q4_K; no
+// per-weight byte-to-float conversion is left.
+TEST(CodegenFileCheck, MatVecInt8ActivationsUseDp4a) {
+  std::vector<KernelSpec> specs = {testing::MatVec("mv8_q8_0p", WeightFormat::kQ8_0Planar, 4096, 4096),
+                                   testing::MatVec("mv8_q4_k", WeightFormat::kQ4_K, 4096, 4096, Prologue::kRmsNorm)};
+  for (KernelSpec& s : specs) s.matvec.int8_activations = true;
+  ExpectFileCheck(specs, Sm(90), R"(
+CHECK-LABEL: .entry mv8_q8_0p(
+CHECK: mul.rn.f32
+CHECK: add.rn.f32
+CHECK: st.shared{{(.v[24])?}}.{{u|b}}32
+CHECK: bar.sync
+CHECK: ld.global.nc.v4.u32
+CHECK: dp4a.s32.s32
+CHECK-NOT: cvt.rn.f32.s8
+CHECK-LABEL: .entry mv8_q4_k(
+CHECK: mul.rn.f32
+CHECK: dp4a.u32.s32
+)");
+}
+
+TEST(ReferenceKernels, Int8ActivationsTwoLevelsMatchFloatTo1e4) {
+  // Two int8 levels per 32 columns: each x is represented to ~2^-15 of its
+  // block's maximum, so a random dot product stays within ~1e-4 of the
+  // float one (one level: ~1e-2).
+  const int64_t rows = 64, cols = 1024;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> w(static_cast<size_t>(rows * cols)), x(static_cast<size_t>(cols));
+  for (float& v : w) v = nd(rng);
+  for (float& v : x) v = nd(rng);
+  KernelSpec f = testing::MatVec("ref_f32", WeightFormat::kF32, rows, cols);
+  KernelSpec q = f;
+  q.matvec.int8_activations = true;  // the reference does not validate formats
+  std::vector<float> want(size_t(rows), NAN), got(size_t(rows), NAN);
+  ASSERT_TRUE(reference::MatVec(f, w.data(), nullptr, x.data(), nullptr, want.data(), 1).ok());
+  ASSERT_TRUE(reference::MatVec(q, w.data(), nullptr, x.data(), nullptr, got.data(), 1).ok());
+  double num = 0, den = 0, diff = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    num += double(got[size_t(r)] - want[size_t(r)]) * (got[size_t(r)] - want[size_t(r)]);
+    den += double(want[size_t(r)]) * want[size_t(r)];
+    diff = std::max(diff, std::fabs(double(got[size_t(r)] - want[size_t(r)])));
+  }
+  EXPECT_LT(std::sqrt(num / den), 1e-4);
+  EXPECT_GT(diff, 0.0);  // it is quantized, not the float path
+}
+
 TEST(CodegenFileCheck, MatVecNeverLoadsWeightsNarrowly) {
   // Direct formats: every weight load is 16 bytes (the only narrow global
   // load of Q8_0Planar is its 2-byte scale).
@@ -152,6 +201,16 @@ TEST(CodegenFileCheck, NoGridDependencyControlUnlessAsked) {
   ExpectFileCheck(ProgrammaticSpecs(false), Sm(90), "CHECK-NOT: griddepcontrol\nCHECK: ret;\n");
 }
 
+// The "last block done" merge (decode attention, argmax): fence, count,
+// then the last arrival fences, resets the counter and reads volatile.
+constexpr char kLastBlockMerge[] = R"(CHECK: membar.gl;
+CHECK: atom.global.add.u32
+CHECK: bar.sync
+CHECK: membar.gl;
+CHECK: st.volatile.global.u32
+CHECK: ld.volatile.global.f32
+)";
+
 TEST(CodegenFileCheck, DecodeAttentionLastBlockMerge) {
   KernelSpec d;
   d.name = "dec";
@@ -159,17 +218,23 @@ TEST(CodegenFileCheck, DecodeAttentionLastBlockMerge) {
   d.n_head = 32;
   d.n_head_kv = 8;
   d.head_dim = 128;
-  ExpectFileCheck({d}, Sm(90), R"(
-CHECK-LABEL: .entry dec(
-CHECK: ld.global.nc
-CHECK: ex2.approx.ftz.f32
-CHECK: membar.gl;
-CHECK: atom.global.add.u32
-CHECK: bar.sync
-CHECK: membar.gl;
-CHECK: st.volatile.global.u32
-CHECK: ld.volatile.global.f32
-)");
+  ExpectFileCheck({d}, Sm(90),
+                  absl::StrCat("CHECK-LABEL: .entry dec(\nCHECK: ld.global.nc\nCHECK: ex2.approx.ftz.f32\n",
+                               kLastBlockMerge));
+}
+
+TEST(CodegenFileCheck, ArgmaxMergesOnlyWithSeveralBlocks) {
+  KernelSpec many;
+  many.name = "am_many";
+  many.family = Family::kArgmax;
+  many.rows = 1;
+  many.cols = 151936;
+  KernelSpec one = many;
+  one.name = "am_one";
+  one.elementwise.max_blocks = 1;
+  ExpectFileCheck({many, one}, Sm(90),
+                  absl::StrCat("CHECK-LABEL: .entry am_many(\n", kLastBlockMerge,
+                               "CHECK-LABEL: .entry am_one(\nCHECK-NOT: atom.global\nCHECK-NOT: volatile\nCHECK: ret;\n"));
 }
 
 TEST(CodegenFileCheck, GemmUsesTensorCoresWhenScheduled) {
@@ -268,6 +333,9 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   ExpectBad(ks, "k_split");
   KernelSpec tokens = testing::MatVec("tokens_99", WeightFormat::kF16, 64, 64, Prologue::kNone, Epilogue::kStore, 99);
   ExpectBad(tokens, "max_tokens");
+  KernelSpec int8_f16 = testing::MatVec("int8_f16", WeightFormat::kF16, 64, 64);
+  int8_f16.matvec.int8_activations = true;
+  ExpectBad(int8_f16, "int8_activations needs a quantized weight format, not f16");
   KernelSpec gemm = testing::Gemm("gemm_tile_k_32_q6k", WeightFormat::kQ6_K, 256, 256);
   gemm.gemm.tile_k = 32;
   ExpectBad(gemm, "column window");
@@ -295,6 +363,19 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   big.n_head = 4;
   big.attention.split_positions = 4096;
   ExpectBad(big, "shared memory");
+  KernelSpec short_cap = heads;
+  short_cap.name = "decode_min_split_above_cap";
+  short_cap.n_head = 4;
+  short_cap.attention.split_positions = 32;
+  short_cap.attention.min_split_positions = 64;
+  ExpectBad(short_cap, "min_split_positions");
+  KernelSpec am;
+  am.name = "argmax_no_blocks";
+  am.family = Family::kArgmax;
+  am.rows = 1;
+  am.cols = 100;
+  am.elementwise.max_blocks = 0;
+  ExpectBad(am, "max_blocks");
   KernelSpec copy;
   copy.name = "copy_no_bytes";
   copy.family = Family::kCopyRows;
@@ -391,6 +472,23 @@ TEST(CodegenAbi, GridExpressions) {
   EXPECT_EQ(abi->params.size(), 7u);
   EXPECT_EQ(abi->grid[0].Eval(1), 8);
   EXPECT_EQ(abi->grid[1].Eval(1), 64);
+  // Argmax: rows x min(max_blocks, ceil(cols / block_cols)) blocks.
+  KernelSpec am;
+  am.name = "am";
+  am.family = Family::kArgmax;
+  am.rows = 2;
+  am.cols = 151936;
+  abi = DescribeKernel(am, Sm(90));
+  ASSERT_TRUE(abi.ok());
+  EXPECT_EQ(abi->params.size(), 5u);
+  EXPECT_EQ(abi->params[2].name, "partial");
+  EXPECT_EQ(abi->params[3].name, "counter");
+  EXPECT_EQ(abi->grid[0].Eval(1), 2);
+  EXPECT_EQ(abi->grid[1].Eval(1), 75);  // ceil(151936 / 2048)
+  am.elementwise.block_cols = 64;
+  EXPECT_EQ(DescribeKernel(am, Sm(90))->grid[1].Eval(1), 128);  // the cap
+  am.cols = 5;
+  EXPECT_EQ(DescribeKernel(am, Sm(90))->grid[1].Eval(1), 1);
 }
 
 // ---------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 // test kernels (they must assemble, or the GPU test proves nothing).
 #include <unistd.h>
 
+#include <set>
+
 #include "absl/strings/match.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/tune/candidates.h"
@@ -130,7 +132,7 @@ TEST(TuneCandidates, DecodeAttentionCoversTheContext) {
   s.n_head_kv = 8;
   s.head_dim = 128;
   s.attn_scale = 0.088f;
-  s.attention.max_splits = 160;
+  s.attention.split_positions = 640;
   unit.context = 40960;
   unit.key = *KeyOfSpec(s);
   EXPECT_EQ(unit.key.rows, 32);
@@ -138,11 +140,20 @@ TEST(TuneCandidates, DecodeAttentionCoversTheContext) {
   auto cs = EnumerateCandidates(unit, 0, *spaces, *codegen::Target::FromName("sm_90"), 0);
   ASSERT_TRUE(cs.ok()) << cs.status();
   EXPECT_GE(cs->size(), 10u);
+  std::set<int> split_counts;
   for (const Candidate& c : *cs) {
     const auto& a = c.spec.attention;
+    split_counts.insert(a.max_splits);
+    // The smallest cap (a multiple of 32, at least the shortest split)
+    // that covers the context with max_splits splits.
     EXPECT_GE(int64_t{a.max_splits} * a.split_positions, unit.context) << c.schedule;
-    EXPECT_LT(int64_t{a.max_splits - 1} * a.split_positions, unit.context) << c.schedule;
+    EXPECT_EQ(a.split_positions % 32, 0) << c.schedule;
+    EXPECT_GE(a.split_positions, a.min_split_positions) << c.schedule;
+    if (a.split_positions > a.min_split_positions) {
+      EXPECT_LT(int64_t{a.max_splits} * (a.split_positions - 32), unit.context) << c.schedule;
+    }
   }
+  EXPECT_GE(split_counts.size(), 3u);  // the space's max_splits axis
 }
 
 TEST(TuneCandidates, SyntheticKernelsTakeTheAbiAndAssemble) {
