@@ -68,7 +68,8 @@ absl::flat_hash_map<const Value*, int> UseCounts(const Block& block) {
 // "l0.q" -> "l0.qkv"; the hint only names the printed value.
 std::string Hint(const Value* v, const std::string& suffix) { return absl::StrCat(v->name(), suffix); }
 
-// Q/K/V matmuls of one input in `block`: [q, k, v] per match.
+// Q/K(/V) matmuls of one input in `block`: one per part, in part order, per
+// match.
 void MatchQkv(Block& block, Group& g, absl::flat_hash_set<const Op*>& taken) {
   absl::flat_hash_map<std::pair<const Value*, const Value*>, std::vector<Op*>> by_input_weight;
   for (const auto& op : block.ops())
@@ -77,7 +78,7 @@ void MatchQkv(Block& block, Group& g, absl::flat_hash_set<const Op*>& taken) {
   for (const auto& op : block.ops()) {
     if (!IsPlainMatMul(*op) || op->operand(1) != g.parts[0] || taken.contains(op.get())) continue;
     std::vector<Op*> m = {op.get()};
-    for (int i = 1; i < 3; ++i) {
+    for (size_t i = 1; i < g.parts.size(); ++i) {
       auto it = by_input_weight.find({op->operand(0), g.parts[i]});
       if (it == by_input_weight.end()) break;
       for (Op* cand : it->second)
@@ -86,7 +87,7 @@ void MatchQkv(Block& block, Group& g, absl::flat_hash_set<const Op*>& taken) {
           break;
         }
     }
-    if (m.size() != 3) continue;
+    if (m.size() != g.parts.size()) continue;
     for (Op* o : m) taken.insert(o);
     g.matches.push_back(std::move(m));
   }
@@ -155,6 +156,12 @@ class Packer {
         for (const char* part : kind == GroupKind::kQkv ? std::vector<const char*>{"attn_k", "attn_v"}
                                                          : std::vector<const char*>{"ffn_up"})
           g.parts.push_back(m_.FindGlobal(prefix + part));
+        if (kind == GroupKind::kQkv && !Packable(g.parts)) {
+          // V in another format (Q4_K_M gives some layers a Q6_K attn_v):
+          // q and k still share one matrix, v keeps its own matmul.
+          g.parts.pop_back();
+          g.name = prefix + "attn_qk";
+        }
         if (!Packable(g.parts)) continue;
         if (kind == GroupKind::kGateUp &&
             (g.parts[0]->type() != g.parts[1]->type() || g.parts[0]->type().shape[0].value() % group_ != 0))
@@ -239,7 +246,7 @@ class Packer {
           Builder b(&block);
           b.SetInsertionPoint(&block, first);
           Value* x = m[0]->operand(0);
-          Value* qkv = b.Create(OpKind::kMatMul, group_packed_[i].Operands(x), {}, {}, Hint(m[0]->result(), "kv"))
+          Value* qkv = b.Create(OpKind::kMatMul, group_packed_[i].Operands(x), {}, {}, Hint(m[0]->result(), m.size() == 3 ? "kv" : "k"))
                            ->result();
           int64_t start = 0;
           for (Op* o : m) {

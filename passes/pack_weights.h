@@ -11,8 +11,9 @@
 //     included) -> q8_0_split in load into states @<name>.qs (i8) and
 //     @<name>.d (f16), read by the 3-operand matmul. A packed q8_0 matrix is
 //     split straight from the concatenation (no q8_0 copy is kept).
-// Packs only parts of one dtype and width: Q4_K_M's Q6_K attn_v next to a
-// Q4_K attn_q leaves that layer's Q/K/V separate. The embedding table keeps
+// Packs only parts of one dtype and width: where attn_v's differs (Q4_K_M's
+// Q6_K attn_v next to a Q4_K attn_q), Q and K go to state @P.attn_qk
+// (two slices) and V keeps its matmul. The embedding table keeps
 // its blocks (embed gathers rows); a tied LM head reads its own split copy.
 // Expects: a verified module with a `load` function; unfused matmuls.
 // Guarantees: bit-identical results (same dot products, same silu*up).

@@ -6,6 +6,8 @@
 # env: KILN_TUNE_BUDGET=100s  tune each model for that long before the bench
 #      KILN_TUNE_FAMILIES      e.g. attention (default: every family tune knows)
 #      KILN_BENCH_ARGS        extra `kiln bench` flags
+#      KILN_NCU               a kernel-name regex: Nsight Compute sections for the
+#                             first matching kernels of `kiln profile` (ncu-TYPE.txt)
 set -uo pipefail
 BIN=$1 LOG=$2
 shift 2
@@ -40,4 +42,13 @@ print(json.dumps(d, indent=1)[:6000])
 PY
   "$BIN/kiln" profile -b "$W/8b-$TYPE.kiln" -m "$W/8b-$TYPE.gguf" > "$LOG/profile-$TYPE.txt" 2>&1
   head -30 "$LOG/profile-$TYPE.txt"
+  if [ -n "${KILN_NCU:-}" ]; then
+    # Hardware counters; the clocks are left alone (device library METHOD.md).
+    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    timeout 120 "$NCU" --clock-control none -k "regex:$KILN_NCU" -c 8 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+      "$BIN/kiln" profile -b "$W/8b-$TYPE.kiln" -m "$W/8b-$TYPE.gguf" > "$LOG/ncu-$TYPE.txt" 2>&1
+    echo "ncu exit $?"
+  fi
 done

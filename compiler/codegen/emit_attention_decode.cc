@@ -8,18 +8,25 @@
 // short ones few; the first nact = ceil(L/len) splits are live.
 //
 //  1. q (pre-scaled by attn_scale*log2 e) into shared memory; lanes take
-//     16-byte slices of key rows (a row per D*elem/16 lanes, several rows
-//     in flight) and form the group's scores in the log2 domain.
+//     16-byte slices of key rows (a row per D*elem/16 lanes, kKeysInFlight
+//     rows per lane in flight) and form the group's scores in the log2
+//     domain.
 //  2. Block max, p = ex2(score - max), block sum.
-//  3. Threads take (key row lane, 4 dims) and accumulate p * V, several
-//     rows in flight.
+//  3. Threads take (key row lane, 4 dims) and accumulate p * V,
+//     kValueBytesInFlight per thread in flight (8 f16 rows, 4 f32).
 //  4. nact == 1: the block writes acc / sum straight to `out` (no record,
-//     fence, counter or merge). Otherwise it writes its record (max, sum,
-//     acc[D]) per query head to `partial`, fences, and counts itself in
-//     counter[kv] (the "last block done" pattern, spec/nvptx-llvm19.md §8).
-//     Splits past nact exit at once and are not counted. The last live
-//     block to arrive resets the counter and merges the live records with
-//     ld.volatile reads.
+//     fence, counter or merge). Otherwise it writes its record to
+//     `partial` (acc[G][D] with 16-byte stores, then (max, sum) per query
+//     head; layout in kernel_plans.h DecodePlan), fences, and counts itself
+//     in counter[kv] (the "last block done" pattern, spec/nvptx-llvm19.md
+//     §8). Splits past nact exit at once and are not counted. The last live
+//     block to arrive resets the counter and merges, reading the records
+//     with ld.global.cg (L2, never .nc): a warp per query head turns the
+//     (max, sum) pairs into per-split weights in shared memory, then each
+//     thread owns 4 consecutive dims of one query head and streams the
+//     splits' acc with 16-byte loads, kRecordLoadsInFlight in flight (with
+//     threads >= 2*G*D/4, groups of threads take interleaved splits and add
+//     up through shared memory).
 // Positions past max_splits*split_positions are not attended: the cache
 // capacity C must not exceed that product.
 #include <limits>
@@ -33,8 +40,15 @@ using llvm::Value;
 
 namespace {
 constexpr float kLog2e = 1.4426950408889634f;
-// K and V rows each thread has in flight in the score and p*V loops.
+// K rows each lane has in flight in the score loop: eight took the Qwen3-8B
+// f16 kernel from 123 to 130 registers on sm_90 (ptxas 13), past the 128
+// that four 128-thread (or two 256-thread) blocks per SM allow.
 constexpr int kKeysInFlight = 4;
+// V bytes each thread has in flight in the p*V loop (4 dims of a row per
+// load): 8 f16 rows cost no registers over 4; 8 f32 rows cost ~20-26.
+constexpr int kValueBytesInFlight = 64;
+// 16-byte record loads each thread has in flight in the merge.
+constexpr int kRecordLoadsInFlight = 8;
 }
 
 absl::Status EmitAttentionDecode(KernelBuilder& kb) {
@@ -46,7 +60,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   const int NT = plan.threads, NW = plan.warps, eb = plan.elem_bytes;
   const int TR = plan.threads_per_row, RL = plan.row_lanes;
   const int64_t row_elems = spec.n_head_kv * spec.head_dim;
-  const int rec = plan.record;
+  const int NC = G * D / 4;  // 16-byte chunks of a split's acc rows
   const float kNegInf = -std::numeric_limits<float>::infinity();
 
   Value* smem = kb.StaticShared(plan.shared_bytes);
@@ -75,11 +89,16 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   Value* nact = smin(b.CreateUDiv(b.CreateAdd(L, b.CreateSub(len, i32c(1))), len), i32c(MS));
   Value* start = b.CreateMul(split, len);
   Value* partial = kb.Param("partial");
-  auto record = [&](Value* s, Value* g) {  // float index of (kv, s, g)'s record
-    Value* r = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(kvh, i32c(MS)), s), i32c(G)), g);
-    return b.CreateMul(b.CreateZExt(r, kb.I64()), kb.I64c(rec));
+  // Split s's acc rows start at chunk (kv*MS + s)*NC; its (max, sum) pair
+  // of query head g is pair (kv*MS + s)*G + g after plan.stats.
+  auto acc_chunk = [&](Value* s, Value* c) {
+    Value* i = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(kvh, i32c(MS)), s), i32c(NC)), c);
+    return kb.Gep(partial, b.CreateShl(b.CreateZExt(i, kb.I64()), kb.I64c(4)));
   };
-  auto partial_at = [&](Value* float_index) { return kb.Gep(partial, b.CreateShl(float_index, kb.I64c(2))); };
+  auto stats_pair = [&](Value* s, Value* g) {
+    Value* i = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(kvh, i32c(MS)), s), i32c(G)), g);
+    return kb.Gep(partial, b.CreateShl(b.CreateAdd(kb.I64c(plan.stats), b.CreateShl(b.CreateZExt(i, kb.I64()), kb.I64c(1))), kb.I64c(2)));
+  };
   // Element offset of (position, kv head, dim) in a cache.
   auto cache_ptr = [&](Value* cache, Value* position, Value* dim) {
     Value* e = b.CreateAdd(b.CreateMul(b.CreateZExt(position, kb.I64()), kb.I64c(row_elems)),
@@ -229,9 +248,9 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     for (int g = 0; g < G; ++g)
       for (int e = 0; e < 4; ++e) acc[g][e] = kb.Var(kb.F32(), kb.F32c(0.0f), "acc");
     Value* vc = kb.Param("v_cache");
-    // kKeysInFlight rows per thread per step, their loads issued together;
-    // rows past n are clamped and weighted 0.
-    const int U = kKeysInFlight;
+    // kValueBytesInFlight / (4 * eb) rows per thread per step, their loads
+    // issued together; rows past n are clamped and weighted 0.
+    const int U = kValueBytesInFlight / (4 * eb);
     kb.For(rl, n, i32c(int64_t{RL} * U), [&](Value* j0) {
       std::vector<std::vector<Value*>> vs(U);
       std::vector<Value*> ok(U), jc(U);
@@ -286,18 +305,23 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
         kb.Store(b.CreateFMul(w, acc_of(i)), f32at(out, b.CreateAdd(out_base, i)), 4);
       });
     }, [&] {
-      // 4b. This split's records.
-      kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
-        Value* g = b.CreateUDiv(i, i32c(D));
-        Value* d = b.CreateURem(i, i32c(D));
-        Value* at = b.CreateAdd(record(split, g), b.CreateAdd(kb.I64c(2), b.CreateZExt(d, kb.I64())));
-        kb.Store(acc_of(i), partial_at(at), 4);
+      // 4b. This split's records: acc 16 bytes at a time, then (max, sum).
+      kb.For(tid, i32c(NC), i32c(NT), [&](Value* c) {
+        std::vector<Value*> sum;
+        for (int r = 0; r < RL; ++r) {
+          std::vector<Value*> v = kb.Load4xF32(f32at(red, b.CreateAdd(i32c(int64_t{r} * G * D), b.CreateShl(c, i32c(2)))));
+          for (int e = 0; e < 4; ++e) {
+            if (r == 0) sum.push_back(v[e]);
+            else sum[e] = b.CreateFAdd(sum[e], v[e]);
+          }
+        }
+        kb.Store4xF32(acc_chunk(split, c), sum);
       });
       kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] {
         for (int g = 0; g < G; ++g) {
-          Value* at = record(split, i32c(g));
-          kb.Store(M[g], partial_at(at), 4);
-          kb.Store(Lsum[g], partial_at(b.CreateAdd(at, kb.I64c(1))), 4);
+          Value* at = stats_pair(split, i32c(g));
+          kb.Store(M[g], at, 4);
+          kb.Store(Lsum[g], kb.Gep(at, 4), 4);
         }
       });
       kb.MembarGl();
@@ -318,74 +342,110 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       kb.If(b.CreateICmpNE(kb.Load(kb.I32(), flag, 4), i32c(0)), [&] {
         kb.MembarGl();
         kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] { kb.StoreVolatile(i32c(0), counter, 4); });
-        // Maxima and sums of every live record into shared memory:
-        // m at sc_s[g*MS + s], l at sc_s[(G + g)*MS + s].
-        kb.For(tid, b.CreateMul(nact, i32c(G)), i32c(NT), [&](Value* i) {
-          Value* s = b.CreateUDiv(i, i32c(G));
-          Value* g = b.CreateURem(i, i32c(G));
-          Value* at = record(s, g);
-          Value* m = kb.LoadVolatile(kb.F32(), partial_at(at), 4);
-          Value* l = kb.LoadVolatile(kb.F32(), partial_at(b.CreateAdd(at, kb.I64c(1))), 4);
-          Value* slot = b.CreateAdd(b.CreateMul(g, i32c(MS)), s);
-          kb.Store(m, f32at(sc_s, slot), 4);
-          kb.Store(l, f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
-        }, /*unroll=*/1);
-        kb.Barrier();
-        // Thread g turns them into weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s'.
-        kb.If(b.CreateICmpSLT(tid, i32c(G)), [&] {
-          Value* base = b.CreateMul(tid, i32c(MS));
+        // Weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s' into
+        // sc_s[g*MS + s]: a warp per query head, its lanes over the splits
+        // (ld.global.cg of the (m, l) pairs; a running max and rescaled sum
+        // per lane, then butterflies), m_s parked where its weight goes.
+        kb.For(warp, i32c(G), i32c(NW), [&](Value* g) {
           Value* mx = kb.Var(kb.F32(), kb.F32c(kNegInf), "mx");
-          kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
-            kb.Set(mx, kb.Max(kb.Get(mx), kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(base, s)), 4)));
-          }, /*unroll=*/1);
           Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
-          kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
-            Value* slot = b.CreateAdd(base, s);
-            Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
-            Value* l = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(slot, i32c(int64_t{G} * MS))), 4);
-            kb.Set(den, kb.Fma(e, l, kb.Get(den)));
+          Value* wbase = b.CreateMul(g, i32c(MS));
+          kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
+            std::vector<Value*> ml = kb.LoadCgF32(stats_pair(s, g), 2);
+            kb.Store(ml[0], f32at(sc_s, b.CreateAdd(wbase, s)), 4);
+            Value* m = kb.Max(kb.Get(mx), ml[0]);
+            Value* e = kb.Ex2(b.CreateFSub(ml[0], m));
+            kb.Set(den, kb.Fma(e, ml[1], b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), m)))));
+            kb.Set(mx, m);
           }, /*unroll=*/1);
-          Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.Get(den));
-          kb.For(i32c(0), nact, i32c(1), [&](Value* s) {
-            Value* slot = b.CreateAdd(base, s);
-            Value* e = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), f32at(sc_s, slot), 4), kb.Get(mx)));
-            kb.Store(b.CreateFMul(e, inv), f32at(sc_s, slot), 4);
+          // Lanes without a split hold (-inf, 0): 2^-inf * 0 = 0.
+          Value* Mx = kb.WarpMax(kb.Get(mx));
+          Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.WarpSum(b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), Mx)))));
+          kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
+            Value* slot = f32at(sc_s, b.CreateAdd(wbase, s));
+            kb.Store(b.CreateFMul(kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), slot, 4), Mx)), inv), slot, 4);
           }, /*unroll=*/1);
         });
         kb.Barrier();
-        // out = sum_s w[g][s] * acc_s: each thread owns `per` outputs and
-        // streams the splits, kUnroll at a time so their loads are in flight
-        // together, then the remainder one by one (no masks: masks became
-        // uniform predicates that ptxas 13 spilled on sm_90).
-        const int per = (G * D + NT - 1) / NT;
-        const int kUnroll = 4;
-        std::vector<Value*> outv;
-        for (int k = 0; k < per; ++k) outv.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "o"));
-        std::vector<Value*> og(per), od(per);
+        // out = sum_s w[g][s] * acc_s. A thread owns 16-byte chunks (4
+        // consecutive dims of one query head) and reads them from every
+        // split of its group with ld.global.cg.v4.f32, kRecordLoadsInFlight
+        // loads in flight. With at least twice as many threads as chunks,
+        // H groups of NC threads take every H-th split and add up through
+        // shared memory at the end. The last round is clamped to a live
+        // split and weighted 0 past the group's count.
+        const int H = NT >= 2 * NC ? NT / NC : 1;
+        const int TG = H > 1 ? NC : NT;  // threads per group
+        const int per = (NC + TG - 1) / TG;
+        const int U = std::max(1, kRecordLoadsInFlight / per);
+        Value* h = H > 1 ? b.CreateUDiv(tid, i32c(NC)) : i32c(0);
+        Value* c0 = H > 1 ? b.CreateURem(tid, i32c(NC)) : tid;
+        std::vector<Value*> cs(per), wrow(per);
         for (int k = 0; k < per; ++k) {
-          Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
-          if (int64_t{k + 1} * NT > int64_t{G} * D)
-            i = b.CreateSelect(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), i, i32c(0));
-          og[k] = b.CreateUDiv(i, i32c(D));
-          od[k] = b.CreateZExt(b.CreateURem(i, i32c(D)), kb.I64());
+          cs[k] = b.CreateAdd(c0, i32c(int64_t{k} * TG));
+          if (int64_t{k + 1} * TG > NC) cs[k] = b.CreateSelect(b.CreateICmpSLT(cs[k], i32c(NC)), cs[k], i32c(0));
+          wrow[k] = b.CreateMul(b.CreateUDiv(cs[k], i32c(D / 4)), i32c(MS));
         }
-        auto accumulate = [&](Value* s) {
-          for (int k = 0; k < per; ++k) {
-            Value* at = b.CreateAdd(record(s, og[k]), b.CreateAdd(kb.I64c(2), od[k]));
-            Value* a = kb.LoadVolatile(kb.F32(), partial_at(at), 4);
-            Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(b.CreateMul(og[k], i32c(MS)), s)), 4);
-            kb.Set(outv[k], kb.Fma(w, a, kb.Get(outv[k])));
+        std::vector<std::vector<Value*>> o(per);
+        for (int k = 0; k < per; ++k)
+          for (int e = 0; e < 4; ++e) o[k].push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "o"));
+        // This thread's splits: h, h + H, ..., cnt of them (none past H groups).
+        Value* cnt = nact;
+        if (H > 1) {
+          cnt = b.CreateUDiv(b.CreateAdd(b.CreateSub(nact, h), i32c(H - 1)), i32c(H));
+          cnt = b.CreateSelect(b.CreateICmpULT(h, i32c(H)), cnt, i32c(0));
+        }
+        // The last round has at most U - 1 splits.
+        auto round = [&](Value* t0, bool masked) {
+          const int n = masked ? U - 1 : U;
+          std::vector<Value*> ss(n), ok(n);
+          std::vector<std::vector<std::vector<Value*>>> a(n, std::vector<std::vector<Value*>>(per));
+          for (int u = 0; u < n; ++u) {
+            Value* t = b.CreateAdd(t0, i32c(u));
+            ss[u] = b.CreateAdd(h, b.CreateMul(t, i32c(H)));
+            if (masked) {
+              ok[u] = b.CreateICmpSLT(t, cnt);
+              ss[u] = b.CreateSelect(ok[u], ss[u], h);
+            }
+            for (int k = 0; k < per; ++k) a[u][k] = kb.LoadCgF32(acc_chunk(ss[u], cs[k]), 4);
           }
+          for (int u = 0; u < n; ++u)
+            for (int k = 0; k < per; ++k) {
+              Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(wrow[k], ss[u])), 4);
+              if (masked) w = b.CreateSelect(ok[u], w, kb.F32c(0.0f));
+              for (int e = 0; e < 4; ++e) kb.Set(o[k][e], kb.Fma(w, a[u][k][e], kb.Get(o[k][e])));
+            }
         };
-        Value* full = b.CreateMul(b.CreateUDiv(nact, i32c(kUnroll)), i32c(kUnroll));
-        kb.For(i32c(0), full, i32c(kUnroll), [&](Value* s0) {
-          for (int u = 0; u < kUnroll; ++u) accumulate(b.CreateAdd(s0, i32c(u)));
-        });
-        kb.For(full, nact, i32c(1), [&](Value* s) { accumulate(s); }, /*unroll=*/1);
-        for (int k = 0; k < per; ++k) {
-          Value* i = b.CreateAdd(tid, i32c(int64_t{k} * NT));
-          kb.If(b.CreateICmpSLT(i, i32c(int64_t{G} * D)), [&] {
-            kb.Store(kb.Get(outv[k]), f32at(out, b.CreateAdd(out_base, i)), 4);
+        Value* full = b.CreateMul(b.CreateUDiv(cnt, i32c(U)), i32c(U));
+        kb.For(i32c(0), full, i32c(U), [&](Value* t0) { round(t0, false); }, /*unroll=*/1);
+        kb.If(b.CreateICmpSLT(full, cnt), [&] { round(full, true); });
+        auto store_out = [&](Value* c, const std::vector<Value*>& v) {
+          Value* i = b.CreateAdd(out_base, b.CreateShl(c, i32c(2)));
+          for (int e = 0; e < 4; ++e) kb.Store(v[e], f32at(out, b.CreateAdd(i, i32c(e))), 4);
+        };
+        if (H == 1) {
+          for (int k = 0; k < per; ++k) {
+            std::vector<Value*> v;
+            for (int e = 0; e < 4; ++e) v.push_back(kb.Get(o[k][e]));
+            Value* c = b.CreateAdd(c0, i32c(int64_t{k} * TG));
+            kb.If(b.CreateICmpSLT(c, i32c(NC)), [&] { store_out(c, v); });
+          }
+        } else {
+          // The groups' sums through red (free since the records were written).
+          std::vector<Value*> v;
+          for (int e = 0; e < 4; ++e) v.push_back(kb.Get(o[0][e]));
+          kb.If(b.CreateICmpULT(h, i32c(H)), [&] { kb.Store4xF32(f32at(red, b.CreateShl(tid, i32c(2))), v); });
+          kb.Barrier();
+          kb.For(tid, i32c(NC), i32c(NT), [&](Value* c) {
+            std::vector<Value*> sum;
+            for (int r = 0; r < H; ++r) {
+              std::vector<Value*> x = kb.Load4xF32(f32at(red, b.CreateShl(b.CreateAdd(c, i32c(int64_t{r} * NC)), i32c(2))));
+              for (int e = 0; e < 4; ++e) {
+                if (r == 0) sum.push_back(x[e]);
+                else sum[e] = b.CreateFAdd(sum[e], x[e]);
+              }
+            }
+            store_out(c, sum);
           });
         }
       });

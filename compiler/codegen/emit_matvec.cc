@@ -17,7 +17,11 @@
 // row is staged once up front instead, and the K loop has no barriers. Read straight from global memory,
 // every lane's x loads would touch its own cache lines and the L1 became
 // the bottleneck (ncu on H200: L1 84% busy, DRAM 35%). The weight loads of
-// an iteration are issued before the staging, so they overlap it.
+// an iteration are issued before the staging, so they overlap it; the first
+// chunk's go before griddepcontrol.wait (weights never depend on the
+// previous kernel), so under programmatic launch they overlap its tail.
+// With stage_all, row_tiles > 1 runs several row tiles per block on one
+// staging.
 //
 // kRmsNorm is fused into the staging: x is multiplied by the norm weight
 // and x^2 summed as the chunk is staged (each column once per block); the
@@ -88,6 +92,8 @@ class MatVecEmitter {
   // acc[r][t] += contrib[t] (0 where `active` is false).
   void AddToRow(int r, const std::vector<Value*>& contrib, Value* active);
   void ReduceAndStore();
+  // Points the row pointers (and block_row0_) at row tile `tile`.
+  void SetTile(Value* tile);
   Value* Silu(Value* z);
 
   KernelBuilder& kb_;
@@ -103,7 +109,8 @@ class MatVecEmitter {
   Value* lane_ = nullptr;
   Value* gwarp_ = nullptr;       // warp index within the group
   Value* warp_ = nullptr;
-  Value* block_row0_ = nullptr;
+  Value* group_ = nullptr;       // row group of this thread
+  Value* block_row0_ = nullptr;  // first row of the current tile
   Value* p_end_ = nullptr;
   std::vector<Value*> rowptr_, scale_row_, row_off_;  // per group row
   std::vector<Value*> xrow_;                          // per token
@@ -113,38 +120,50 @@ class MatVecEmitter {
 };
 
 absl::Status MatVecEmitter::Emit() {
-  const int R = plan_.rows_per_group, TT = plan_.tokens;
-  const int64_t row_bytes = WeightRowBytes(spec_.weight, spec_.cols);
+  const int R = plan_.rows_per_group, TT = plan_.tokens, RT = plan_.row_tiles;
   smem_ = kb_.StaticShared(plan_.shared_bytes);
   tid_ = kb_.Tid();
   lane_ = b_.CreateAnd(tid_, kb_.I32c(31));
   warp_ = b_.CreateLShr(tid_, kb_.I32c(5));
-  Value* group = b_.CreateUDiv(tid_, kb_.I32c(plan_.group_threads));
+  group_ = b_.CreateUDiv(tid_, kb_.I32c(plan_.group_threads));
   Value* gtid = b_.CreateURem(tid_, kb_.I32c(plan_.group_threads));
   gwarp_ = b_.CreateLShr(gtid, kb_.I32c(5));
-  block_row0_ = b_.CreateMul(kb_.Ctaid(0), kb_.I32c(plan_.rows_per_block));
-  Value* row0 = b_.CreateAdd(block_row0_, b_.CreateMul(group, kb_.I32c(R)));
-
-  // Everything below may read what the previous kernel wrote.
-  kb_.GridDependencyWait();
-
-  Value* W = kb_.Param("w");
-  Value* WS = kb_.Param("w_scales");
+  Value* tile0 = b_.CreateMul(kb_.Ctaid(0), kb_.I32c(RT));
   Value* X = kb_.Param("x");
   tokens_ = kb_.Param("T");
   Value* last_token = b_.CreateSub(b_.CreateSelect(b_.CreateICmpSGT(tokens_, kb_.I32c(1)), tokens_, kb_.I32c(1)),
                                    kb_.I32c(1));
-  for (int r = 0; r < R; ++r) {
-    Value* row = b_.CreateAdd(row0, kb_.I32c(r));
-    row = b_.CreateSelect(b_.CreateICmpSLT(row, kb_.I32c(spec_.rows)), row, kb_.I32c(spec_.rows - 1));
-    Value* off = b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(row_bytes));
-    row_off_.push_back(off);
-    rowptr_.push_back(kb_.Gep(W, off));
-    if (spec_.weight == WeightFormat::kQ8_0Planar)
-      scale_row_.push_back(kb_.Gep(WS, b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(spec_.cols / 32 * 2))));
-    else
-      scale_row_.push_back(nullptr);
+  SetTile(tile0);
+
+  // This split's pieces.
+  const int64_t P = plan_.pieces;
+  Value* p_begin = kb_.I32c(0);
+  p_end_ = kb_.I32c(P);
+  int64_t span_pieces = P;
+  if (plan_.k_split > 1) {
+    span_pieces = P / plan_.k_split;
+    p_begin = b_.CreateMul(kb_.Ctaid(1), kb_.I32c(span_pieces));
+    p_end_ = b_.CreateAdd(p_begin, kb_.I32c(span_pieces));
   }
+  const int GT = plan_.group_threads;
+  const int U = plan_.unroll;
+  const int64_t CP = plan_.chunk_pieces;
+  const int64_t n_full = span_pieces / CP;
+  auto chunk_pieces = [&](Value* ci) {
+    Value* base = b_.CreateAdd(p_begin, b_.CreateMul(ci, kb_.I32c(CP)));
+    std::vector<Value*> pieces;
+    for (int u = 0; u < U; ++u) pieces.push_back(b_.CreateAdd(base, b_.CreateAdd(gtid, kb_.I32c(int64_t{u} * GT))));
+    return pieces;
+  };
+  // The first chunk's weights do not depend on the previous kernel: under
+  // programmatic launch their loads are in flight while it finishes.
+  const bool early = !plan_.fmt.staged && n_full > 0;
+  std::vector<std::vector<std::vector<Value*>>> raw0;
+  if (early) raw0 = LoadDirect(chunk_pieces(kb_.I32c(0)));
+
+  // Everything below may read what the previous kernel wrote.
+  kb_.GridDependencyWait();
+
   for (int t = 0; t < TT; ++t) {
     Value* tc = b_.CreateSelect(b_.CreateICmpSLT(kb_.I32c(t), last_token), kb_.I32c(t), last_token);
     xrow_.push_back(kb_.Gep(X, b_.CreateMul(b_.CreateZExt(tc, kb_.I64()), kb_.I64c(spec_.cols * 4))));
@@ -155,18 +174,6 @@ absl::Status MatVecEmitter::Emit() {
   if (plan_.rms)
     for (int t = 0; t < TT; ++t) ss_.push_back(kb_.Var(kb_.F32(), kb_.F32c(0.0f), "ss"));
 
-  // This split's pieces.
-  const int64_t P = plan_.pieces;
-  Value* p_begin = kb_.I32c(0);
-  p_end_ = kb_.I32c(P);
-  if (plan_.k_split > 1) {
-    int64_t per = P / plan_.k_split;
-    p_begin = b_.CreateMul(kb_.Ctaid(1), kb_.I32c(per));
-    p_end_ = b_.CreateAdd(p_begin, kb_.I32c(per));
-  }
-  const int GT = plan_.group_threads;
-  const int U = plan_.unroll;
-  const int64_t CP = plan_.chunk_pieces;
   xs_ = kb_.DynamicShared();
   Value* span = b_.CreateSub(p_end_, p_begin);
   Value* full_chunks = b_.CreateUDiv(span, kb_.I32c(CP));
@@ -176,16 +183,13 @@ absl::Status MatVecEmitter::Emit() {
     StageActivations(p_begin, span);
     kb_.Barrier();
   }
-  // Full chunks: every thread has all of its `unroll` pieces.
-  kb_.For(kb_.I32c(0), full_chunks, kb_.I32c(1), [&](Value* ci) {
+  // Full chunks: every thread has all of its `unroll` pieces. Chunk 0 is
+  // peeled when its loads were issued early.
+  auto full_chunk = [&](Value* ci, std::vector<std::vector<std::vector<Value*>>> raw) {
     Value* base = b_.CreateAdd(p_begin, b_.CreateMul(ci, kb_.I32c(CP)));
-    std::vector<Value*> pieces, active;
-    for (int u = 0; u < U; ++u) {
-      pieces.push_back(b_.CreateAdd(base, b_.CreateAdd(gtid, kb_.I32c(int64_t{u} * GT))));
-      active.push_back(nullptr);
-    }
-    std::vector<std::vector<std::vector<Value*>>> raw;
-    if (!plan_.fmt.staged) raw = LoadDirect(pieces);  // in flight during the staging
+    std::vector<Value*> pieces = chunk_pieces(ci);
+    std::vector<Value*> active(U, nullptr);
+    if (!plan_.fmt.staged && raw.empty()) raw = LoadDirect(pieces);  // in flight during the staging
     if (!stage_all) {
       StageActivations(base, kb_.I32c(CP));
       kb_.Barrier();
@@ -199,34 +203,81 @@ absl::Status MatVecEmitter::Emit() {
       ComputeDirect(pieces, active, raw);
     }
     if (!stage_all) kb_.Barrier();  // the chunk is restaged next
-  });
-  // The rest (fewer than a chunk): one piece per thread per step, a
-  // warp-uniform trip count, pieces past the end clamped and masked.
-  Value* tail_begin = b_.CreateAdd(p_begin, b_.CreateMul(full_chunks, kb_.I32c(CP)));
-  kb_.If(b_.CreateICmpSLT(tail_begin, p_end_), [&] {
-    if (!stage_all) {
-      StageActivations(tail_begin, b_.CreateSub(p_end_, tail_begin));
-      kb_.Barrier();
-    }
-    Value* warp_begin = b_.CreateAdd(tail_begin, b_.CreateShl(gwarp_, kb_.I32c(5)));
-    kb_.For(warp_begin, p_end_, kb_.I32c(GT), [&](Value* wp) {
-      Value* p = b_.CreateAdd(wp, lane_);
-      Value* active = b_.CreateICmpSLT(p, p_end_);
-      Value* pc = b_.CreateSelect(active, p, b_.CreateSub(p_end_, kb_.I32c(1)));
-      if (plan_.fmt.staged) {
-        ProcessStaged(pc, active, wp);
-      } else {
-        std::vector<Value*> pieces = {pc};
-        ComputeDirect(pieces, {active}, LoadDirect(pieces));
+  };
+  // The current tile's K loop; raw: its first chunk's loads, if issued.
+  auto k_loop = [&](std::vector<std::vector<std::vector<Value*>>> raw) {
+    const bool peeled = !raw.empty();
+    if (peeled) full_chunk(kb_.I32c(0), std::move(raw));
+    kb_.For(kb_.I32c(peeled ? 1 : 0), full_chunks, kb_.I32c(1), [&](Value* ci) { full_chunk(ci, {}); });
+    // The rest (fewer than a chunk): one piece per thread per step, a
+    // warp-uniform trip count, pieces past the end clamped and masked.
+    Value* tail_begin = b_.CreateAdd(p_begin, b_.CreateMul(full_chunks, kb_.I32c(CP)));
+    kb_.If(b_.CreateICmpSLT(tail_begin, p_end_), [&] {
+      if (!stage_all) {
+        StageActivations(tail_begin, b_.CreateSub(p_end_, tail_begin));
+        kb_.Barrier();
       }
+      Value* warp_begin = b_.CreateAdd(tail_begin, b_.CreateShl(gwarp_, kb_.I32c(5)));
+      kb_.For(warp_begin, p_end_, kb_.I32c(GT), [&](Value* wp) {
+        Value* p = b_.CreateAdd(wp, lane_);
+        Value* active = b_.CreateICmpSLT(p, p_end_);
+        Value* pc = b_.CreateSelect(active, p, b_.CreateSub(p_end_, kb_.I32c(1)));
+        if (plan_.fmt.staged) {
+          ProcessStaged(pc, active, wp);
+        } else {
+          std::vector<Value*> pieces = {pc};
+          ComputeDirect(pieces, {active}, LoadDirect(pieces));
+        }
+      });
     });
-  });
+  };
 
-  // The dependents may start launching: what is left is the reduction.
-  kb_.GridDependencyLaunchDependents();
-  ReduceAndStore();
+  k_loop(std::move(raw0));
+  if (RT == 1) {
+    // The dependents may start launching: what is left is the reduction.
+    kb_.GridDependencyLaunchDependents();
+    ReduceAndStore();
+  } else {
+    // The block's other tiles reuse the staged activations. (ReduceAndStore's
+    // own barriers keep one tile's reduction apart from the next's.)
+    ReduceAndStore();
+    kb_.For(kb_.I32c(1), kb_.I32c(RT), kb_.I32c(1), [&](Value* i) {
+      Value* tile = b_.CreateAdd(tile0, i);
+      kb_.If(b_.CreateICmpSLT(b_.CreateMul(tile, kb_.I32c(plan_.rows_per_block)), kb_.I32c(spec_.rows)), [&] {
+        SetTile(tile);
+        for (auto& row : acc_)
+          for (Value* a : row) kb_.Set(a, kb_.F32c(0.0f));
+        k_loop({});
+        ReduceAndStore();
+      });
+    }, /*unroll=*/1);
+    kb_.GridDependencyLaunchDependents();
+  }
   kb_.Finish();
   return absl::OkStatus();
+}
+
+void MatVecEmitter::SetTile(Value* tile) {
+  const int R = plan_.rows_per_group;
+  const int64_t row_bytes = WeightRowBytes(spec_.weight, spec_.cols);
+  Value* W = kb_.Param("w");
+  Value* WS = kb_.Param("w_scales");
+  block_row0_ = b_.CreateMul(tile, kb_.I32c(plan_.rows_per_block));
+  Value* row0 = b_.CreateAdd(block_row0_, b_.CreateMul(group_, kb_.I32c(R)));
+  rowptr_.clear();
+  scale_row_.clear();
+  row_off_.clear();
+  for (int r = 0; r < R; ++r) {
+    Value* row = b_.CreateAdd(row0, kb_.I32c(r));
+    row = b_.CreateSelect(b_.CreateICmpSLT(row, kb_.I32c(spec_.rows)), row, kb_.I32c(spec_.rows - 1));
+    Value* off = b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(row_bytes));
+    row_off_.push_back(off);
+    rowptr_.push_back(kb_.Gep(W, off));
+    if (spec_.weight == WeightFormat::kQ8_0Planar)
+      scale_row_.push_back(kb_.Gep(WS, b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(spec_.cols / 32 * 2))));
+    else
+      scale_row_.push_back(nullptr);
+  }
 }
 
 std::vector<std::vector<std::vector<Value*>>> MatVecEmitter::LoadDirect(const std::vector<Value*>& pieces) {

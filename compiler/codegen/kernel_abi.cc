@@ -85,6 +85,9 @@ absl::Status ValidateMatVec(const KernelSpec& spec) {
     if (pieces % m.k_split != 0 || per_split % g.pieces_per_block != 0)
       return Bad(spec, "matvec.k_split must split the row into whole blocks");
   }
+  if (m.row_tiles < 1 || m.row_tiles > 64) return Bad(spec, "matvec.row_tiles must be in [1, 64]");
+  if (m.row_tiles > 1 && !m.stage_all)
+    return Bad(spec, "matvec.row_tiles > 1 needs stage_all (the tiles share the staged activations)");
   if (m.int8_activations && (g.block_elems == 1 || g.piece_weights % 32 != 0))
     return Bad(spec, absl::StrCat("matvec.int8_activations needs a quantized weight format, not ",
                                   WeightFormatName(spec.weight)));
@@ -336,6 +339,7 @@ MatVecPlan PlanMatVec(const KernelSpec& spec) {
   int64_t split_pieces = p.pieces / std::max(1, p.k_split);
   p.chunk_pieces = int64_t{p.group_threads} * p.unroll;
   p.stage_all = m.stage_all;
+  p.row_tiles = m.row_tiles;
   p.chunk_cols = (p.stage_all ? split_pieces : std::min(p.chunk_pieces, split_pieces)) * p.fmt.piece_weights;
   p.int8_x = m.int8_activations;
   if (p.int8_x) {
@@ -428,12 +432,12 @@ DecodePlan PlanAttentionDecode(const KernelSpec& spec) {
   p.dims_per_thread = 4;
   p.threads_per_row = std::max(1, p.head_dim / p.dims_per_thread);
   p.row_lanes = std::max(1, p.threads / p.threads_per_row);
-  p.record = p.head_dim + 2;
+  p.stats = spec.n_head_kv * p.max_splits * p.group * int64_t{p.head_dim};
   int64_t off = 0;
   p.q_offset = off;
   off += int64_t{4} * p.group * p.head_dim;
   p.score_offset = off;  // scores, then the merge weights of the last block
-  off += int64_t{4} * std::max(p.split, 2 * p.max_splits) * p.group_pad;
+  off += int64_t{4} * std::max(p.split, p.max_splits) * p.group_pad;
   p.red_offset = off;
   off += int64_t{4} * std::max<int64_t>(int64_t{p.row_lanes} * p.group * p.head_dim,
                                         int64_t{p.warps} * p.group);
@@ -531,7 +535,8 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       if (spec.family == Family::kMatVec) {
         MatVecPlan p = PlanMatVec(spec);
         abi.block = {p.threads, 1, 1};
-        abi.grid = {constant(CeilDiv(spec.rows, p.rows_per_block)), constant(p.k_split), constant(1)};
+        abi.grid = {constant(CeilDiv(spec.rows, int64_t{p.rows_per_block} * p.row_tiles)), constant(p.k_split),
+                    constant(1)};
         abi.static_shared_bytes = p.shared_bytes;
         abi.dynamic_shared_bytes = p.x_bytes;
         abi.max_tokens = p.tokens;

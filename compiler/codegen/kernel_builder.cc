@@ -291,6 +291,29 @@ Value* KernelBuilder::Dp4a(Value* a, Value* b, Value* c, bool a_signed) {
   return b_.CreateCall(fty, asm_fn, {a, b, c});
 }
 
+std::vector<Value*> KernelBuilder::LoadCgF32(Value* ptr, int n) {
+  // No ld.global.cg in LLVM 19's NVPTX intrinsics (spec/nvptx-llvm19.md §8):
+  // inline asm. It only reads memory, so it stays below the fences and
+  // barriers before it but does not order anything else.
+  std::string regs, cons;
+  for (int i = 0; i < n; ++i) {
+    absl::StrAppend(&regs, i ? ", " : "", "$", i);
+    absl::StrAppend(&cons, "=f,");
+  }
+  const std::string text = n == 1 ? "ld.global.cg.f32 $0, [$1];"
+                                  : absl::StrCat("ld.global.cg.v", n, ".f32 {", regs, "}, [$", n, "];");
+  llvm::Type* ret = n == 1 ? F32() : llvm::StructType::get(ctx_, std::vector<llvm::Type*>(n, F32()));
+  auto* fty = llvm::FunctionType::get(ret, {I64()}, false);
+  auto* asm_fn = llvm::InlineAsm::get(fty, text, absl::StrCat(cons, "l"), /*hasSideEffects=*/false);
+  llvm::CallInst* call = b_.CreateCall(fty, asm_fn, {b_.CreatePtrToInt(ptr, I64())});
+  call->setOnlyReadsMemory();
+  call->setDoesNotThrow();
+  if (n == 1) return {call};
+  std::vector<Value*> out;
+  for (int i = 0; i < n; ++i) out.push_back(b_.CreateExtractValue(call, {static_cast<unsigned>(i)}));
+  return out;
+}
+
 Value* KernelBuilder::MulRn(Value* a, Value* b) { return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mul_rn_f, {}, {a, b}); }
 
 Value* KernelBuilder::AddRn(Value* a, Value* b) { return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_add_rn_f, {}, {a, b}); }

@@ -85,6 +85,11 @@ class KernelBuilder {
   // 4 consecutive floats (16-byte aligned) as 4 scalars.
   std::vector<llvm::Value*> LoadNc4xF32(llvm::Value* ptr);
   std::vector<llvm::Value*> Load4xF32(llvm::Value* ptr);
+  // n = 1, 2 or 4 consecutive floats (4n-byte aligned) through L2 only
+  // (ld.global.cg[.vN].f32): for data other blocks of this launch wrote,
+  // read after their membar.gl and ours (spec/nvptx-llvm19.md §8), which the
+  // non-coherent path (.nc) may serve stale.
+  std::vector<llvm::Value*> LoadCgF32(llvm::Value* ptr, int n);
   void Store4xF32(llvm::Value* ptr, const std::vector<llvm::Value*>& v);
 
   // Shared memory: a per-kernel static array (aligned 16) or the dynamic one.

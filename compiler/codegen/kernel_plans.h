@@ -44,6 +44,7 @@ struct MatVecPlan {
   int64_t shared_bytes = 0;  // static
   int64_t chunk_pieces = 0;  // pieces per iteration: group_threads * unroll
   bool stage_all = false;    // the whole split is staged once, before the K loop
+  int row_tiles = 1;         // tiles of rows_per_block rows per block (stage_all)
   int64_t chunk_cols = 0;    // columns staged at once: of min(chunk_pieces, pieces per split),
                              // or of the whole split with stage_all
   int64_t x_token_stride = 0;  // bytes per token of the staged chunk
@@ -95,7 +96,11 @@ struct DecodePlan {
   int row_lanes = 0;         // key rows processed at once in the PV phase
   int64_t q_offset = 0, score_offset = 0, red_offset = 0, stat_offset = 0, flag_offset = 0;
   int64_t shared_bytes = 0;
-  int record = 0;            // floats per (query head) record: head_dim + 2
+  // `partial`: acc rows [n_head_kv][max_splits][group][head_dim] floats
+  // (16-byte aligned for the merge's vector loads), then the (max, sum)
+  // pairs [n_head_kv][max_splits][group][2] from float `stats` on; in all
+  // n_head_kv * max_splits * group * (head_dim + 2) floats.
+  int64_t stats = 0;
 };
 DecodePlan PlanAttentionDecode(const KernelSpec& spec);
 

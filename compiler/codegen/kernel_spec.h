@@ -67,6 +67,8 @@ struct MatVecSchedule {
                             // so the K loop runs without block barriers
   bool int8_activations = false;  // quantized weights only: activations quantized to int8 per
                                   // 32 columns as they are staged, dot products with dp4a
+  int row_tiles = 1;              // with stage_all: tiles of rows_per_block rows one block
+                                  // runs in turn, staging the activations once for all of them
 };
 
 struct GemmSchedule {

@@ -70,6 +70,7 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("row_groups", s.matvec.row_groups);
   get("stage_all", s.matvec.stage_all);
   get("int8_activations", s.matvec.int8_activations);
+  get("row_tiles", s.matvec.row_tiles);
   get("tile_m", s.gemm.tile_m);
   get("tile_n", s.gemm.tile_n);
   get("tile_k", s.gemm.tile_k);
@@ -297,9 +298,9 @@ class StepLowering {
     const std::vector<const Value*> parts = QkvOperands(k, &pos);
     if (parts.size() == 1) {
       ASSIGN_OR_RETURN(qkv, At(parts[0]));
-    } else if (parts.size() == 3 && decode_) {
+    } else if ((parts.size() == 2 || parts.size() == 3) && decode_) {
       qkv = {io_.qkv_scratch, ConstExpr(0)};  // the matvecs wrote there (PlaceQkvParts)
-    } else if (parts.size() == 3) {
+    } else if (parts.size() == 2 || parts.size() == 3) {
       ASSIGN_OR_RETURN(qkv, AssembleQkv(k, parts));
     } else {
       return Unsupported(k, "a q/k/v input split this way");
@@ -314,8 +315,9 @@ class StepLowering {
                        t_);
   }
 
-  // A qk_norm_rope_store kernel's float operands: the packed qkv, or q, k
-  // and v; its i32 operand, the position, goes to `pos`.
+  // A qk_norm_rope_store kernel's float operands: the packed qkv, q and k
+  // packed with v apart, or q, k and v; its i32 operand, the position, goes
+  // to `pos`.
   std::vector<const Value*> QkvOperands(const Op& k, const Value** pos = nullptr) {
     std::vector<const Value*> parts;
     for (int i = 0; i < k.num_operands(); ++i) {
@@ -333,13 +335,15 @@ class StepLowering {
       io_.qkv_scratch = ctx_.AddBuffer("qkv_scratch", Buffer::ACTIVATION, AffineT(per_token * c_.kv_dim() * 4, 0));
   }
 
-  // Where part `p` (q [T, q_dim], or k or v [T, kv_dim], in either operand
-  // order, told apart by width and by the kv_store's v operand) starts in a
-  // qkv row, in rows of kv_dim floats: q 0, k g, v g + 1.
+  // Where part `p` (q [T, q_dim], packed q and k [T, q_dim + kv_dim], or k
+  // or v [T, kv_dim], in either operand order, told apart by width and by
+  // the kv_store's v operand) starts in a qkv row, in rows of kv_dim floats:
+  // q (and packed qk) 0, k g, v g + 1.
   int64_t QkvRow0(const Op& k, const Value* p) {
     const int64_t g = c_.n_head / c_.n_head_kv;
     const Value* v = Outer(k, FindIn(k, ir::OpKind::kKvStore)->operand(1));
-    if (p->type().shape.back().value() == c_.q_dim()) return 0;
+    const int64_t width = p->type().shape.back().value();
+    if (width == c_.q_dim() || width == c_.q_dim() + c_.kv_dim()) return 0;
     return Root(p) == Root(v) ? g + 1 : g;
   }
 
@@ -363,7 +367,7 @@ class StepLowering {
           FindIn(*op, ir::OpKind::kKvStore) == nullptr)
         continue;
       const std::vector<const Value*> parts = QkvOperands(*op);
-      if (parts.size() != 3) continue;
+      if (parts.size() != 2 && parts.size() != 3) continue;
       RETURN_IF_ERROR(CheckQkvParts(*op, parts));
       EnsureQkvScratch();
       for (const Value* p : parts) {

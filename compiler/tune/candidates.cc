@@ -34,6 +34,7 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("row_groups", s.matvec.row_groups);
       f("stage_all", s.matvec.stage_all);
       f("int8_activations", s.matvec.int8_activations);
+      f("row_tiles", s.matvec.row_tiles);
       return;
     case Family::kGemm:
       f("tile_m", s.gemm.tile_m);

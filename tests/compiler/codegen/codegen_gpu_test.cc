@@ -238,7 +238,7 @@ TEST(CodegenGpu, MatVecAllFormatsTiny) {
 // int8 activations (dp4a): every quantized format against the reference's
 // identical activation quantization; both prologues, every epilogue, one and
 // four tokens, chunked (with a tail) and whole-row staging, a k split.
-TEST(CodegenGpu, MatVecInt8Activations) {
+TEST(CodegenGpu, MatVecInt8ActivationsAndRowTiles) {
   REQUIRE_GPU();
   std::vector<KernelSpec> specs;
   int k = 0;
@@ -269,6 +269,22 @@ TEST(CodegenGpu, MatVecInt8Activations) {
   rg.matvec.unroll = 3;
   rg.matvec.int8_activations = true;
   specs.push_back(rg);
+  // Several row tiles per block, the last block's partly or wholly past the
+  // rows (259 rows = 8 blocks of 4 tiles of 8 rows, minus 5), float and int8.
+  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K})
+    for (bool int8 : {false, true})
+      for (Epilogue e : {Epilogue::kStore, Epilogue::kSiluMulPairs}) {
+        KernelSpec rt = testing::MatVec(absl::StrCat("mvrt_", WeightFormatName(f), int8 ? "_i8_" : "_f_", Epi(e)), f,
+                                        e == Epilogue::kSiluMulPairs ? 264 : 259, 1024, Prologue::kRmsNorm, e, 2);
+        rt.matvec.rows_per_block = 8;
+        rt.matvec.row_tiles = 4;
+        rt.matvec.stage_all = true;
+        rt.matvec.threads = 64;
+        rt.matvec.unroll = 1;
+        rt.matvec.int8_activations = int8;
+        rt.programmatic_launch = true;
+        specs.push_back(rt);
+      }
   Loaded l = Load(gpu, specs);
   uint32_t seed = 300;
   for (const KernelSpec& s : specs) {
@@ -409,6 +425,15 @@ TEST(CodegenGpu, RopeAndAttention) {
       c.attention.max_splits = 4;
       c.attention.split_positions = 64;
       specs.push_back(c);
+      // Decode with 16 splits of up to 1024 positions (covers 16384) on 256
+      // threads: the merge's threads split the splits in groups (tiny, b8)
+      // or take one 16-byte chunk each (wide).
+      KernelSpec f = d;
+      f.name = absl::StrCat("dec16_", m.name, "_", kv);
+      f.attention.max_splits = 16;
+      f.attention.split_positions = 1024;
+      f.attention.threads = 256;
+      specs.push_back(f);
       KernelSpec p = AttnBase(m, f16);
       p.family = Family::kAttentionPrefill;
       p.name = absl::StrCat("pre_", m.name, "_", kv);
@@ -417,11 +442,12 @@ TEST(CodegenGpu, RopeAndAttention) {
     }
   Loaded l = Load(gpu, specs);
   std::mt19937 rng(11);
-  for (size_t i = 0; i < specs.size(); i += 4) {
+  for (size_t i = 0; i < specs.size(); i += 5) {
     const KernelSpec& rs = specs[i];
     const KernelSpec& ds = specs[i + 1];
     const KernelSpec& cs = specs[i + 2];
-    const KernelSpec& ps = specs[i + 3];
+    const KernelSpec& fs = specs[i + 3];
+    const KernelSpec& ps = specs[i + 4];
     const int64_t D = rs.head_dim, nq = rs.n_head, nkv = rs.n_head_kv;
     const int64_t C = 4096, row = nkv * D;
     const int eb = rs.kv_f16 ? 2 : 4;
@@ -452,16 +478,21 @@ TEST(CodegenGpu, RopeAndAttention) {
     // Decode, twice at each position (the counter must come back to zero).
     // dec_*: L = pos+1 positions go to splits of len = max(64,
     // roundup(ceil(L/64), 32)): one split (the direct path) at 0 and 63,
-    // two at 64, 16 at 1000, all 64 at 4095; len 96 (43 splits) at 4096 and
-    // 320 (63 splits) at 20000. dec_cap_*: one split at 0, all 4 full at
-    // 255, and at 300 only positions 0..255 are attended (the reference
-    // stops at max_splits x split_positions too).
+    // two at 64, 16 at 1000, all 64 at 4095; len 96 (43 splits) at 4096,
+    // 256 (all 64) at 16383 and 320 (63 splits) at 20000. dec_cap_*: one
+    // split at 0, all 4 full at 255, and at 300 only positions 0..255 are
+    // attended (the reference stops at max_splits x split_positions too).
+    // dec16_*: len = max(64, roundup(ceil(L/16), 32)): one split at 0, 5 at
+    // 300, all 16 at 4095 (256 positions each) and 16383 (1024 each). The
+    // merge keeps 8 / per-thread-chunks record loads in flight, so 2, 5, 43
+    // and 63 splits exercise its masked last round.
     struct DecodeCase {
       const KernelSpec* spec;
       int32_t pos;
     };
-    const DecodeCase cases[] = {{&ds, 0},    {&ds, 63},   {&ds, 64},    {&ds, 1000}, {&ds, 4095},
-                                {&ds, 4096}, {&ds, 20000}, {&cs, 0},    {&cs, 255},  {&cs, 300}};
+    const DecodeCase cases[] = {{&ds, 0},    {&ds, 63},    {&ds, 64},   {&ds, 1000}, {&ds, 4095},
+                                {&ds, 4096}, {&ds, 16383}, {&ds, 20000}, {&cs, 0},    {&cs, 255},
+                                {&cs, 300},  {&fs, 0},     {&fs, 300},  {&fs, 4095}, {&fs, 16383}};
     for (const DecodeCase& dc : cases) {
       const KernelSpec& s = *dc.spec;
       const int32_t pos = dc.pos;

@@ -141,6 +141,34 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
   }
   CheckPtxas(specs, Sm(90));
 }
+
+// Decode attention over its tuning space (schedules/spaces.txtpb: threads x
+// max_splits, split_positions covering Qwen3's 40960 positions as the tuner
+// sets it) at the Qwen3-8B shape, f16 and f32 caches: no spills anywhere the
+// tuner may land. Schedules over 48 KiB of shared memory are skipped, as
+// the tuner rejects them.
+TEST(CodegenPtxas, AttentionDecodeSpaceSm90) {
+  const Target target = Sm(90);
+  std::vector<KernelSpec> specs;
+  for (bool f16 : {true, false})
+    for (int threads : {64, 128, 256})
+      for (int max_splits : {16, 32, 64, 128}) {
+        KernelSpec d;
+        d.name = absl::StrCat("dec_b8_", f16 ? "f16" : "f32", "_t", threads, "_s", max_splits);
+        d.family = Family::kAttentionDecode;
+        d.n_head = 32;
+        d.n_head_kv = 8;
+        d.head_dim = 128;
+        d.kv_f16 = f16;
+        d.programmatic_launch = true;
+        d.attention.threads = threads;
+        d.attention.max_splits = max_splits;
+        d.attention.split_positions = (40960 / max_splits + 31) / 32 * 32;
+        if (ValidateKernelSpec(d, target).ok()) specs.push_back(d);
+      }
+  EXPECT_GE(specs.size(), 18u);
+  CheckPtxas(specs, target);
+}
 }  // namespace
 }  // namespace kiln::codegen
 

@@ -201,16 +201,44 @@ TEST(CodegenFileCheck, NoGridDependencyControlUnlessAsked) {
   ExpectFileCheck(ProgrammaticSpecs(false), Sm(90), "CHECK-NOT: griddepcontrol\nCHECK: ret;\n");
 }
 
+// A matvec's first weight loads (16-byte aligned formats) do not depend on
+// the previous kernel and go before griddepcontrol.wait; its activations,
+// and the weights of formats staged through shared memory, come after.
+TEST(CodegenFileCheck, MatVecLoadsFirstWeightsBeforeGridDependencyWait) {
+  KernelSpec direct = testing::MatVec("mv_direct", WeightFormat::kQ8_0Planar, 256, 4096, Prologue::kRmsNorm);
+  KernelSpec staged = testing::MatVec("mv_staged", WeightFormat::kQ6_K, 256, 4096, Prologue::kRmsNorm);
+  for (KernelSpec* s : {&direct, &staged}) {
+    s->programmatic_launch = true;
+    s->matvec.threads = 64;  // full chunks of 64 pieces: the first is loaded early
+    s->matvec.unroll = 1;
+  }
+  ExpectFileCheck({direct, staged}, Sm(90), R"(
+CHECK-LABEL: .entry mv_direct(
+CHECK-NOT: ld.global.nc.v4.f32
+CHECK: ld.global.nc.v4.u32
+CHECK-NOT: ld.global.nc.v4.f32
+CHECK: griddepcontrol.wait;
+CHECK: ld.global.nc.v4.f32
+CHECK-LABEL: .entry mv_staged(
+CHECK-NOT: ld.global
+CHECK: griddepcontrol.wait;
+CHECK: ld.global
+)");
+}
+
 // The "last block done" merge (decode attention, argmax): fence, count,
-// then the last arrival fences, resets the counter and reads volatile.
+// then the last arrival fences and resets the counter; the reads of the
+// other blocks' partials follow, never through the .nc path.
 constexpr char kLastBlockMerge[] = R"(CHECK: membar.gl;
 CHECK: atom.global.add.u32
 CHECK: bar.sync
 CHECK: membar.gl;
 CHECK: st.volatile.global.u32
-CHECK: ld.volatile.global.f32
 )";
 
+// Decode attention reads its records through L2 with ld.global.cg: the
+// (max, sum) pairs 8 bytes and the acc rows 16 bytes at a time, and no
+// scalar volatile reads are left.
 TEST(CodegenFileCheck, DecodeAttentionLastBlockMerge) {
   KernelSpec d;
   d.name = "dec";
@@ -220,7 +248,15 @@ TEST(CodegenFileCheck, DecodeAttentionLastBlockMerge) {
   d.head_dim = 128;
   ExpectFileCheck({d}, Sm(90),
                   absl::StrCat("CHECK-LABEL: .entry dec(\nCHECK: ld.global.nc\nCHECK: ex2.approx.ftz.f32\n",
-                               kLastBlockMerge));
+                               "CHECK: st.global.v4.f32\n", kLastBlockMerge, R"(CHECK-NOT: ld.volatile.global
+CHECK-NOT: ld.global.nc
+CHECK: ld.global.cg.v2.f32
+CHECK-NOT: ld.volatile.global
+CHECK-NOT: ld.global.nc
+CHECK: ld.global.cg.v4.f32
+CHECK-NOT: ld.volatile.global
+CHECK: ret;
+)"));
 }
 
 TEST(CodegenFileCheck, ArgmaxMergesOnlyWithSeveralBlocks) {
@@ -233,7 +269,7 @@ TEST(CodegenFileCheck, ArgmaxMergesOnlyWithSeveralBlocks) {
   one.name = "am_one";
   one.elementwise.max_blocks = 1;
   ExpectFileCheck({many, one}, Sm(90),
-                  absl::StrCat("CHECK-LABEL: .entry am_many(\n", kLastBlockMerge,
+                  absl::StrCat("CHECK-LABEL: .entry am_many(\n", kLastBlockMerge, "CHECK: ld.volatile.global.f32\n",
                                "CHECK-LABEL: .entry am_one(\nCHECK-NOT: atom.global\nCHECK-NOT: volatile\nCHECK: ret;\n"));
 }
 
@@ -336,6 +372,9 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   KernelSpec int8_f16 = testing::MatVec("int8_f16", WeightFormat::kF16, 64, 64);
   int8_f16.matvec.int8_activations = true;
   ExpectBad(int8_f16, "int8_activations needs a quantized weight format, not f16");
+  KernelSpec tiles = testing::MatVec("tiles_unstaged", WeightFormat::kQ4_K, 64, 256);
+  tiles.matvec.row_tiles = 2;
+  ExpectBad(tiles, "row_tiles > 1 needs stage_all");
   KernelSpec gemm = testing::Gemm("gemm_tile_k_32_q6k", WeightFormat::kQ6_K, 256, 256);
   gemm.gemm.tile_k = 32;
   ExpectBad(gemm, "column window");
