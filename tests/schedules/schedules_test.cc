@@ -59,10 +59,12 @@ TEST(Schedules, LookupPicksByDtypeAndShapeRange) {
   // The 8B shapes tuned on the H200 take their exact entries, listed first;
   // other large shapes the ranges after them: long rows (down), tall
   // matrices (gate/up), the rest.
-  auto q4_tuned = *lib.Lookup({"matvec", "q4_k", 6144, 4096}, "sm_90");
+  auto q4_tuned = *lib.Lookup({"matvec", "q4_k", 24576, 4096}, "sm_90");
   EXPECT_EQ(q4_tuned.provenance.source(), Provenance::TUNED);
   EXPECT_EQ(q4_tuned.provenance.gpu(), "NVIDIA H200");
   EXPECT_TRUE(q4_tuned.entry.matvec().stage_all());
+  EXPECT_TRUE(q4_tuned.entry.matvec().int8_activations());
+  EXPECT_EQ(q4_tuned.entry.matvec().row_tiles(), 4);
   auto q4_down = *lib.Lookup({"matvec", "q4_k", 5120, 13824}, "sm_90");
   auto q4_tall = *lib.Lookup({"matvec", "q4_k", 27648, 5120}, "sm_90");
   auto q4_qkv = *lib.Lookup({"matvec", "q4_k", 7168, 5120}, "sm_90");
@@ -89,7 +91,8 @@ TEST(Schedules, LookupPicksByDtypeAndShapeRange) {
   auto attn = *lib.Lookup({"attention_decode", "f16", 32, 128}, "SM_90");
   // Decode attention: a fixed count of splits whose length follows the
   // position, covering Qwen3's 40960 positions.
-  EXPECT_EQ(attn.entry.attention().max_splits(), 64);
+  EXPECT_EQ(attn.provenance.source(), Provenance::TUNED);
+  EXPECT_EQ(attn.entry.attention().max_splits(), 32);
   EXPECT_EQ(attn.entry.attention().min_split_positions(), 64);
   EXPECT_GE(int64_t{attn.entry.attention().max_splits()} * attn.entry.attention().split_positions(), 40960);
   EXPECT_EQ(attn.target, "sm_90");
