@@ -7,10 +7,6 @@
 // roundup(ceil(L/max_splits), 32))), so long contexts use every split and
 // short ones few; the first nact = ceil(L/len) splits are live.
 //
-//  0. prefetch_l2: every thread first prefetches lines of [prefetch,
-//     prefetch + prefetch_bytes) into L2 (the next kernel's weights), before
-//     griddepcontrol.wait, since they do not depend on the previous kernel.
-//
 //  1. q (pre-scaled by attn_scale*log2 e) into shared memory; lanes take
 //     16-byte slices of key rows (a row per D*elem/16 lanes, kKeysInFlight
 //     rows per lane in flight) and form the group's scores in the log2
@@ -80,17 +76,6 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   Value* warp = b.CreateLShr(tid, i32c(5));
   Value* kvh = kb.Ctaid(0);
   Value* split = kb.Ctaid(1);
-  if (spec.prefetch_l2) {
-    // The whole grid, dead splits too, asks for the prefetch range's 128-byte
-    // lines before anything else: it does not depend on the previous kernel,
-    // and attention leaves DRAM idle at short context.
-    Value* lines = b.CreateLShr(b.CreateAdd(kb.Param("prefetch_bytes"), i32c(127)), i32c(7));
-    Value* first = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(split, i32c(spec.n_head_kv)), kvh), i32c(NT)), tid);
-    Value* base = kb.Param("prefetch");
-    kb.For(first, lines, i32c(int64_t{NT} * spec.n_head_kv * MS), [&](Value* line) {
-      kb.PrefetchL2(kb.Gep(base, b.CreateShl(b.CreateZExt(line, kb.I64()), kb.I64c(7))));
-    }, /*unroll=*/1);
-  }
   kb.GridDependencyWait();
   Value* L = b.CreateAdd(kb.Load(kb.I32(), kb.Param("pos"), 4), i32c(1));
   auto smin = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); };

@@ -471,8 +471,6 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
   if (!IsIdentifier(spec.name))
     return absl::InvalidArgumentError(
         absl::StrCat("kernel name '", spec.name, "' is not a C identifier"));
-  if (spec.prefetch_l2 && spec.family != Family::kAttentionDecode)
-    return Bad(spec, "prefetch_l2 is for decode attention kernels only");
   switch (spec.family) {
     case Family::kMatVec:
       return ValidateMatVec(spec);
@@ -582,10 +580,6 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       ptr("out");
       ptr("partial");
       ptr("counter");
-      if (spec.prefetch_l2) {
-        ptr("prefetch");
-        i32("prefetch_bytes");
-      }
       DecodePlan p = PlanAttentionDecode(spec);
       abi.block = {p.threads, 1, 1};
       abi.grid = {constant(spec.n_head_kv), constant(p.max_splits), constant(1)};

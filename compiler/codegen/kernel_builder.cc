@@ -339,14 +339,6 @@ void KernelBuilder::AsmVoid(const std::string& text) {
   b_.CreateCall(fty, asm_fn, {});
 }
 
-void KernelBuilder::PrefetchL2(Value* ptr) {
-  // PTX 7.4 added the eviction priority; sm_80 bundles are PTX 7.0.
-  const std::string text = target_.sm() >= 89 ? "prefetch.global.L2::evict_last [$0];" : "prefetch.global.L2 [$0];";
-  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {I64()}, false);
-  auto* asm_fn = llvm::InlineAsm::get(fty, text, "l", /*hasSideEffects=*/true);
-  b_.CreateCall(fty, asm_fn, {b_.CreatePtrToInt(ptr, I64())});
-}
-
 bool KernelBuilder::UsesGridDependency() const {
   return spec_.programmatic_launch && target_.HasGridDependencyControl();
 }

@@ -136,9 +136,6 @@ class KernelBuilder {
   llvm::Value* Opaque(llvm::Value* v);
   // Inline PTX with no outputs (side effects, memory clobber).
   void AsmVoid(const std::string& text);
-  // prefetch.global.L2 of the line holding ptr; ::evict_last where the PTX
-  // version has it (sm_89/sm_90 here), so the line outlives streamed data.
-  void PrefetchL2(llvm::Value* ptr);
   // griddepcontrol, only when the target and the spec ask for it.
   bool UsesGridDependency() const;
   void GridDependencyWait();

@@ -127,10 +127,6 @@ struct KernelSpec {
   AttentionSchedule attention;
   ElementwiseSchedule elementwise;
   bool programmatic_launch = false;  // emit griddepcontrol (sm_90 only)
-  // kAttentionDecode only: two more parameters, `prefetch` and
-  // `prefetch_bytes`, a range the grid prefetches into L2 as it starts (the
-  // next kernel's weights, read while attention leaves DRAM idle).
-  bool prefetch_l2 = false;
 };
 
 }  // namespace kiln::codegen

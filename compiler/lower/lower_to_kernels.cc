@@ -432,37 +432,10 @@ class StepLowering {
           ConstExpr(4 * c_.n_head_kv * s.attention.max_splits * g * (c_.head_dim + 2)));
       io_.attn_counter = ctx_.AddBuffer("attn_counter", Buffer::ACTIVATION, ConstExpr(4 * c_.n_head_kv));
     }
-    std::vector<LaunchArg> args = {Ptr(q),   Ptr(kc), Ptr(vc), Ptr(pos), Ptr(out), Ptr({io_.attn_partial, ConstExpr(0)}),
-                                   Ptr({io_.attn_counter, ConstExpr(0)})};
-    // The next kernel's weights (the output projection) are fetched into L2
-    // while attention, which barely reads DRAM at short context, runs.
-    if (const Value* w = NextMatVecWeight(k)) {
-      ASSIGN_OR_RETURN(Location wl, At(w));
-      ASSIGN_OR_RETURN(int64_t bytes, TypeBytes(w->type()));
-      if (bytes < (int64_t{1} << 31)) {
-        s.prefetch_l2 = true;
-        args.push_back(Ptr(wl));
-        args.push_back(I32(ConstExpr(bytes)));
-      }
-    }
-    return ctx_.Launch(plan_, s, args, t_);
-  }
-
-  // The weight matrix (the first matmul operand that is a global) of the
-  // kernel right after `k`, if that kernel is a matmul; else nullptr.
-  const Value* NextMatVecWeight(const Op& k) {
-    const auto& ops = f_.body().ops();
-    for (size_t i = 0; i + 1 < ops.size(); ++i) {
-      if (ops[i].get() != &k) continue;
-      for (size_t j = i + 1; j < ops.size(); ++j) {
-        const Op& next = *ops[j];
-        if (next.kind() != ir::OpKind::kKernel) continue;
-        const Op* mm = FindIn(next, ir::OpKind::kMatMul);
-        if (mm == nullptr || !mm->operand(1)->is_global()) return nullptr;
-        return mm->operand(1);
-      }
-    }
-    return nullptr;
+    return ctx_.Launch(plan_, s,
+                       {Ptr(q), Ptr(kc), Ptr(vc), Ptr(pos), Ptr(out), Ptr({io_.attn_partial, ConstExpr(0)}),
+                        Ptr({io_.attn_counter, ConstExpr(0)})},
+                       t_);
   }
 
   absl::Status Argmax(const Op& k) {

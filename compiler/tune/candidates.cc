@@ -171,9 +171,6 @@ absl::StatusOr<std::vector<TuneUnit>> CollectUnits(const ir::Module& module, con
       representative[id] = n;
       u.key = key;
       u.spec = spec;
-      // The L2 prefetch serves the next kernel, which a lone timed launch
-      // does not have; the worker times the kernel without it.
-      u.spec.prefetch_l2 = false;
       u.context = config.context_length;
     }
     u.launches += n;

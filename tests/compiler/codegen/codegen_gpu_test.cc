@@ -433,7 +433,6 @@ TEST(CodegenGpu, RopeAndAttention) {
       f.attention.max_splits = 16;
       f.attention.split_positions = 1024;
       f.attention.threads = 256;
-      f.prefetch_l2 = true;  // and an L2 prefetch of a range (here the V cache)
       specs.push_back(f);
       KernelSpec p = AttnBase(m, f16);
       p.family = Family::kAttentionPrefill;
@@ -509,12 +508,7 @@ TEST(CodegenGpu, RopeAndAttention) {
       ASSERT_TRUE(reference::AttentionDecode(s, q.data(), kc.data(), vc.data(), posv.data(), want.data()).ok());
       for (int rep = 0; rep < 2; ++rep) {
         CUdeviceptr dout = bufs.Poisoned(size_t(nq * D * 4));
-        std::vector<Arg> args = {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt)};
-        if (s.prefetch_l2) {
-          args.push_back(P(dv));
-          args.push_back(I(static_cast<int32_t>(vc.size())));
-        }
-        Launch(gpu, l, s.name, args, 1);
+        Launch(gpu, l, s.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt)}, 1);
         double e = RelErr(bufs.Download<float>(dout, size_t(nq * D)), want);
         std::printf("%-20s pos %5d rep %d rel err %.2e\n", s.name.c_str(), pos, rep, e);
         EXPECT_LT(e, 1e-4) << s.name << " pos " << pos;

@@ -153,11 +153,14 @@ TEST(CodegenPtxas, AttentionDecodeSpaceSm90) {
   for (bool f16 : {true, false})
     for (int threads : {64, 128, 256})
       for (int max_splits : {16, 32, 64, 128}) {
-        KernelSpec d =
-            testing::DecodeAttention8B(absl::StrCat("dec_b8_", f16 ? "f16" : "f32", "_t", threads, "_s", max_splits));
+        KernelSpec d;
+        d.name = absl::StrCat("dec_b8_", f16 ? "f16" : "f32", "_t", threads, "_s", max_splits);
+        d.family = Family::kAttentionDecode;
+        d.n_head = 32;
+        d.n_head_kv = 8;
+        d.head_dim = 128;
         d.kv_f16 = f16;
         d.programmatic_launch = true;
-        d.prefetch_l2 = max_splits == 32;  // as lowered: the output projection's weights into L2
         d.attention.threads = threads;
         d.attention.max_splits = max_splits;
         d.attention.split_positions = (40960 / max_splits + 31) / 32 * 32;

@@ -240,7 +240,12 @@ CHECK: st.volatile.global.u32
 // (max, sum) pairs 8 bytes and the acc rows 16 bytes at a time, and no
 // scalar volatile reads are left.
 TEST(CodegenFileCheck, DecodeAttentionLastBlockMerge) {
-  KernelSpec d = testing::DecodeAttention8B("dec");
+  KernelSpec d;
+  d.name = "dec";
+  d.family = Family::kAttentionDecode;
+  d.n_head = 32;
+  d.n_head_kv = 8;
+  d.head_dim = 128;
   ExpectFileCheck({d}, Sm(90),
                   absl::StrCat("CHECK-LABEL: .entry dec(\nCHECK: ld.global.nc\nCHECK: ex2.approx.ftz.f32\n",
                                "CHECK: st.global.v4.f32\n", kLastBlockMerge, R"(CHECK-NOT: ld.volatile.global
@@ -252,27 +257,6 @@ CHECK: ld.global.cg.v4.f32
 CHECK-NOT: ld.volatile.global
 CHECK: ret;
 )"));
-}
-
-// prefetch_l2: two more parameters, and the range's lines are prefetched
-// before griddepcontrol.wait (evict_last where the PTX version has it).
-TEST(CodegenFileCheck, DecodeAttentionPrefetchesBeforeGridDependencyWait) {
-  KernelSpec d = testing::DecodeAttention8B("dec_pf");
-  d.prefetch_l2 = true;
-  d.programmatic_launch = true;
-  absl::StatusOr<KernelAbi> abi = DescribeKernel(d, Sm(90));
-  ASSERT_TRUE(abi.ok()) << abi.status();
-  ASSERT_EQ(abi->params.size(), 9u);
-  EXPECT_EQ(abi->params[7].name, "prefetch");
-  EXPECT_EQ(abi->params[8].name, "prefetch_bytes");
-  ExpectFileCheck({d}, Sm(90), R"(
-CHECK-LABEL: .entry dec_pf(
-CHECK-NOT: ld.global
-CHECK: prefetch.global.L2::evict_last
-CHECK: griddepcontrol.wait;
-CHECK: ret;
-)");
-  ExpectFileCheck({d}, Sm(80), "CHECK-LABEL: .entry dec_pf(\nCHECK: prefetch.global.L2 [\nCHECK: ret;\n");
 }
 
 TEST(CodegenFileCheck, ArgmaxMergesOnlyWithSeveralBlocks) {
@@ -391,9 +375,6 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   KernelSpec tiles = testing::MatVec("tiles_unstaged", WeightFormat::kQ4_K, 64, 256);
   tiles.matvec.row_tiles = 2;
   ExpectBad(tiles, "row_tiles > 1 needs stage_all");
-  KernelSpec pf = testing::MatVec("prefetch_matvec", WeightFormat::kQ4_K, 64, 256);
-  pf.prefetch_l2 = true;
-  ExpectBad(pf, "prefetch_l2 is for decode attention kernels only");
   KernelSpec gemm = testing::Gemm("gemm_tile_k_32_q6k", WeightFormat::kQ6_K, 256, 256);
   gemm.gemm.tile_k = 32;
   ExpectBad(gemm, "column window");

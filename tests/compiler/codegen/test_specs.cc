@@ -80,16 +80,6 @@ KernelSpec Gemm(const std::string& name, WeightFormat format, int64_t rows, int6
   return s;
 }
 
-KernelSpec DecodeAttention8B(const std::string& name) {
-  KernelSpec d;
-  d.name = name;
-  d.family = Family::kAttentionDecode;
-  d.n_head = 32;
-  d.n_head_kv = 8;
-  d.head_dim = 128;
-  return d;
-}
-
 std::vector<KernelSpec> MatVecMatrix() {
   std::vector<KernelSpec> out;
   int k = 0;

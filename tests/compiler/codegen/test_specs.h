@@ -19,10 +19,6 @@ KernelSpec MatVec(const std::string& name, WeightFormat format, int64_t rows, in
 KernelSpec Gemm(const std::string& name, WeightFormat format, int64_t rows, int64_t cols,
                 Prologue prologue = Prologue::kNone, Epilogue epilogue = Epilogue::kStore);
 
-// Decode attention with Qwen3-8B's heads (32 query, 8 KV, head_dim 128),
-// f16 cache, the default schedule.
-KernelSpec DecodeAttention8B(const std::string& name);
-
 // Every format x prologue x epilogue for matvec, shapes rotating over the
 // tiny and 8B matrices, T = 1 and T = 4.
 std::vector<KernelSpec> MatVecMatrix();
