@@ -100,6 +100,7 @@ class Fuser {
     walk(walk, store->operand(1));
     absl::flat_hash_set<Op*> kv_cone = cone;
     Value* q = nullptr;
+    Op* attention = nullptr;
     for (Op* user : Users(store->operand(2))) {
       if (user->kind() == OpKind::kAttention && user->operand(1) == store->operand(2) &&
           body_.IndexOf(user) > body_.IndexOf(store)) {
@@ -107,6 +108,7 @@ class Fuser {
         if (rope != nullptr && rope->kind() == OpKind::kRope) {
           q = user->operand(0);
           walk(walk, q);
+          attention = user;
         }
         break;
       }
@@ -122,6 +124,15 @@ class Fuser {
       g.family = "qk_norm_rope_store";
       return g;
     };
+    // Decode: the attention too, one kernel per layer fewer.
+    if (attention != nullptr && StaticRows(q->type())) {
+      Group g = make(cone, nullptr);
+      g.ops.push_back(attention);
+      g.results = attention->results();
+      g.anchor = attention;
+      g.family = "attention_decode";
+      if (Outline(g)) return;
+    }
     if (q != nullptr && Outline(make(cone, q))) return;
     Outline(make(kv_cone, nullptr));
   }

@@ -10,10 +10,12 @@
 //   qk_norm_rope_store: kv_store with its producers (slice, reshape, per-head
 //     rms_norm, rope) from the qkv (or q, k, v) matmul results, plus the q
 //     chain of the attention that reads the cache; yields the rotated q
-//   attention_decode (q rows static) / attention_prefill; embed; argmax.
+//   attention_decode (q rows static): the attention, and in front of it the
+//     whole qk_norm_rope_store group when one feeds it (one kernel)
+//   attention_prefill; embed; argmax.
 // Expects: verified IR as pack-weights leaves it (or unpacked). Guarantees:
 // in Qwen3 prefill/decode every op but reshape and return ends in a kernel
-// (≤ 6 per decode layer when Q/K/V and gate/up are packed); results and
+// (≤ 5 per decode layer when Q/K/V and gate/up are packed); results and
 // effects are unchanged; a second run changes nothing (kernels are never
 // entered). Leaves alone: `load`, existing kernels, ops no pattern covers
 // (lower-to-kernels rejects those), groups whose values escape or whose move

@@ -7,6 +7,12 @@
 // roundup(ceil(L/max_splits), 32))), so long contexts use every split and
 // short ones few; the first nact = ceil(L/len) splits are live.
 //
+//  0. rope_fused: the kernel starts with kQkNormRopeStore's work for the
+//     new token (NormRopeHeads below), reading the raw qkv row; q lands in
+//     shared memory and the new K/V row in the cache, written by the block
+//     whose split holds position pos[0] (the last live one) before its
+//     barrier, so its own loads of the row see it. The cache is then read
+//     with plain (coherent) loads, never ld.global.nc.
 //  1. q (pre-scaled by attn_scale*log2 e) into shared memory; lanes take
 //     16-byte slices of key rows (a row per D*elem/16 lanes, kKeysInFlight
 //     rows per lane in flight) and form the group's scores in the log2
@@ -33,6 +39,7 @@
 
 #include "compiler/codegen/emitters.h"
 #include "compiler/codegen/kernel_plans.h"
+#include "compiler/codegen/rope.h"
 
 namespace kiln::codegen {
 
@@ -49,7 +56,64 @@ constexpr int kKeysInFlight = 4;
 constexpr int kValueBytesInFlight = 64;
 // 16-byte record loads each thread has in flight in the merge.
 constexpr int kRecordLoadsInFlight = 8;
+
+// rope_fused, step 0: warp w takes head w of this block's G + 1: w < G
+// query head kvh*G + w, RMS-normalized (q_norm), rotated and scaled into
+// q_s; w == G, only where with_key holds, key head kvh (k_norm, rotated)
+// into k_cache row p and its value head as is into v_cache row p. Lanes
+// take the rotation pairs (i, i + D/2); the head's sum of squares is a
+// butterfly. Ends with a barrier.
+void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, llvm::Value* kvh, llvm::Value* p,
+                   llvm::Value* with_key, llvm::Value* k_row, llvm::Value* v_row, llvm::Value* warp,
+                   llvm::Value* lane) {
+  const KernelSpec& spec = kb.spec();
+  auto& b = kb.b();
+  const int G = plan.group, D = plan.head_dim, H2 = D / 2;
+  const int64_t nq = spec.n_head, nkv = spec.n_head_kv;
+  Rope rope(kb);
+  auto f32at = [&](Value* base, Value* idx) { return kb.Gep(base, b.CreateShl(b.CreateZExt(idx, kb.I64()), kb.I64c(2))); };
+  Value* qkv = kb.Param("qkv");
+  Value* heads = b.CreateSelect(with_key, kb.I32c(G + 1), kb.I32c(G));
+  kb.For(warp, heads, kb.I32c(plan.warps), [&](Value* hh) {
+    Value* is_k = b.CreateICmpEQ(hh, kb.I32c(G));
+    // Heads of a qkv row: nq query heads, nkv key heads, nkv value heads.
+    Value* head = b.CreateSelect(is_k, b.CreateAdd(kvh, kb.I32c(nq)), b.CreateAdd(b.CreateMul(kvh, kb.I32c(G)), hh));
+    Value* src = f32at(qkv, b.CreateMul(head, kb.I32c(D)));
+    Value* w = b.CreateSelect(is_k, kb.Param("k_norm"), kb.Param("q_norm"));
+    Value* half = kb.I32c(H2);
+    Value* ss = kb.Var(kb.F32(), kb.F32c(0.0f), "ss");
+    kb.For(lane, half, kb.I32c(kWarp), [&](Value* i) {
+      Value* x0 = kb.Load(kb.F32(), f32at(src, i), 4);
+      Value* x1 = kb.Load(kb.F32(), f32at(src, b.CreateAdd(i, half)), 4);
+      kb.Set(ss, kb.Fma(x1, x1, kb.Fma(x0, x0, kb.Get(ss))));
+    });
+    Value* mean = b.CreateFDiv(kb.WarpSum(kb.Get(ss)), kb.F32c(static_cast<float>(D)));
+    Value* r = b.CreateFDiv(kb.F32c(1.0f), kb.Sqrt(b.CreateFAdd(mean, kb.F32c(spec.eps))));
+    Value* v_src = f32at(qkv, b.CreateMul(b.CreateAdd(kvh, kb.I32c(nq + nkv)), kb.I32c(D)));
+    Value* q_dst = f32at(q_s, b.CreateMul(hh, kb.I32c(D)));
+    kb.For(lane, half, kb.I32c(kWarp), [&](Value* i) {
+      Value* i1 = b.CreateAdd(i, half);
+      Value* y0 = b.CreateFMul(b.CreateFMul(kb.Load(kb.F32(), f32at(src, i), 4), r), kb.Load(kb.F32(), f32at(w, i), 4));
+      Value* y1 = b.CreateFMul(b.CreateFMul(kb.Load(kb.F32(), f32at(src, i1), 4), r), kb.Load(kb.F32(), f32at(w, i1), 4));
+      const std::pair<Value*, Value*> o = rope.Rotate(p, i, y0, y1);
+      kb.IfElse(
+          is_k,
+          [&] {
+            StoreCacheElement(kb, k_row, i, o.first);
+            StoreCacheElement(kb, k_row, i1, o.second);
+            StoreCacheElement(kb, v_row, i, kb.Load(kb.F32(), f32at(v_src, i), 4));
+            StoreCacheElement(kb, v_row, i1, kb.Load(kb.F32(), f32at(v_src, i1), 4));
+          },
+          [&] {
+            Value* scale = kb.F32c(spec.attn_scale * kLog2e);
+            kb.Store(b.CreateFMul(o.first, scale), f32at(q_dst, i), 4);
+            kb.Store(b.CreateFMul(o.second, scale), f32at(q_dst, i1), 4);
+          });
+    });
+  });
+  kb.Barrier();
 }
+}  // namespace
 
 absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   const KernelSpec& spec = kb.spec();
@@ -106,9 +170,14 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     return kb.Gep(cache, b.CreateMul(e, kb.I64c(eb)));
   };
   // 4 cache elements as floats (dims 4k..4k+3, 8- or 16-byte aligned).
+  // Cache loads: read-only (ld.global.nc) unless this kernel writes the
+  // cache itself (step 0).
+  auto cache_load = [&](llvm::Type* type, Value* ptr, unsigned align) {
+    return spec.rope_fused ? kb.Load(type, ptr, align) : kb.LoadNc(type, ptr, align);
+  };
   auto load4 = [&](Value* ptr) -> std::vector<Value*> {
-    if (eb == 4) return kb.LoadNc4xF32(ptr);
-    Value* w = kb.LoadNc(kb.I64(), ptr, 8);
+    if (eb == 4) return spec.rope_fused ? kb.Load4xF32(ptr) : kb.LoadNc4xF32(ptr);
+    Value* w = cache_load(kb.I64(), ptr, 8);
     std::vector<Value*> v;
     for (int i = 0; i < 4; ++i)
       v.push_back(kb.HalfToFloat(b.CreateTrunc(b.CreateLShr(w, kb.I64c(16 * i)), kb.I16())));
@@ -117,14 +186,20 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
 
   kb.If(b.CreateICmpSLT(split, nact), [&] {
     Value* n = smin(b.CreateSub(L, start), len);
-    // 1. Scaled q, then scores.
-    Value* q = kb.Param("q");
-    Value* qbase = b.CreateMul(kvh, i32c(int64_t{G} * D));
-    kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
-      Value* v = kb.Load(kb.F32(), f32at(q, b.CreateAdd(qbase, i)), 4);
-      kb.Store(b.CreateFMul(v, kb.F32c(spec.attn_scale * kLog2e)), f32at(q_s, i), 4);
-    });
-    kb.Barrier();
+    // 1. Scaled q (step 0 when fused), then scores.
+    if (spec.rope_fused) {
+      Value* p = b.CreateSub(L, i32c(1));
+      NormRopeHeads(kb, plan, q_s, kvh, p, b.CreateICmpEQ(split, b.CreateSub(nact, i32c(1))),
+                    cache_ptr(kb.Param("k_cache"), p, i32c(0)), cache_ptr(kb.Param("v_cache"), p, i32c(0)), warp, lane);
+    } else {
+      Value* q = kb.Param("q");
+      Value* qbase = b.CreateMul(kvh, i32c(int64_t{G} * D));
+      kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
+        Value* v = kb.Load(kb.F32(), f32at(q, b.CreateAdd(qbase, i)), 4);
+        kb.Store(b.CreateFMul(v, kb.F32c(spec.attn_scale * kLog2e)), f32at(q_s, i), 4);
+      });
+      kb.Barrier();
+    }
     std::vector<Value*> mloc;
     for (int g = 0; g < G; ++g) mloc.push_back(kb.Var(kb.F32(), kb.F32c(kNegInf), "mloc"));
     Value* kc = kb.Param("k_cache");
@@ -154,7 +229,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
           js[u] = b.CreateAdd(j0, b.CreateAdd(i32c(u * KPW), key_lane));
           ok[u] = b.CreateICmpSLT(js[u], n);
           Value* jc = b.CreateSelect(ok[u], js[u], b.CreateSub(n, i32c(1)));
-          raw[u] = kb.LoadNc(llvm::FixedVectorType::get(kb.I32(), 4), cache_ptr(kc, b.CreateAdd(start, jc), dim0), 16);
+          raw[u] = cache_load(llvm::FixedVectorType::get(kb.I32(), 4), cache_ptr(kc, b.CreateAdd(start, jc), dim0), 16);
         }
         for (int u = 0; u < U; ++u) {
           std::vector<Value*> k;

@@ -144,6 +144,12 @@ absl::Status CheckHeads(const KernelSpec& spec) {
   return absl::OkStatus();
 }
 
+absl::Status CheckRope(const KernelSpec& spec) {
+  if (!(spec.rope_base > 1.0f)) return Bad(spec, "rope_base must be > 1");
+  if (!(spec.eps >= 0.0f)) return Bad(spec, "eps must be >= 0");
+  return absl::OkStatus();
+}
+
 absl::Status ValidateAttention(const KernelSpec& spec) {
   absl::Status s = CheckHeads(spec);
   if (!s.ok()) return s;
@@ -158,6 +164,10 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
     if (a.min_split_positions < 1 || a.min_split_positions > a.split_positions)
       return Bad(spec, "attention.min_split_positions must be in [1, split_positions]");
     if (spec.n_head / spec.n_head_kv > 16) return Bad(spec, "more than 16 query heads per KV head");
+    if (spec.rope_fused) {
+      s = CheckRope(spec);
+      if (!s.ok()) return s;
+    }
     DecodePlan p = PlanAttentionDecode(spec);
     if (a.threads % p.threads_per_row != 0)
       return Bad(spec, "attention.threads must be a multiple of head_dim/4");
@@ -471,6 +481,8 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
   if (!IsIdentifier(spec.name))
     return absl::InvalidArgumentError(
         absl::StrCat("kernel name '", spec.name, "' is not a C identifier"));
+  if (spec.rope_fused && spec.family != Family::kAttentionDecode)
+    return Bad(spec, "rope_fused is for attention_decode only");
   switch (spec.family) {
     case Family::kMatVec:
       return ValidateMatVec(spec);
@@ -487,8 +499,8 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
     case Family::kQkNormRopeStore: {
       absl::Status s = CheckHeads(spec);
       if (!s.ok()) return s;
-      if (!(spec.rope_base > 1.0f)) return Bad(spec, "rope_base must be > 1");
-      if (!(spec.eps >= 0.0f)) return Bad(spec, "eps must be >= 0");
+      s = CheckRope(spec);
+      if (!s.ok()) return s;
       return CheckThreads(spec, spec.elementwise.threads, "elementwise");
     }
     case Family::kAttentionDecode:
@@ -573,13 +585,17 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       abi.max_tokens = 1 << 30;
       break;
     case Family::kAttentionDecode: {
-      ptr("q");
+      ptr(spec.rope_fused ? "qkv" : "q");
       ptr("k_cache");
       ptr("v_cache");
       ptr("pos");
       ptr("out");
       ptr("partial");
       ptr("counter");
+      if (spec.rope_fused) {
+        ptr("q_norm");
+        ptr("k_norm");
+      }
       DecodePlan p = PlanAttentionDecode(spec);
       abi.block = {p.threads, 1, 1};
       abi.grid = {constant(spec.n_head_kv), constant(p.max_splits), constant(1)};

@@ -120,6 +120,10 @@ struct KernelSpec {
   float rope_base = 10000.0f;
   float attn_scale = 1.0f;
   bool kv_f16 = true;  // cache element type (f16, else f32)
+  // kAttentionDecode: the kernel also does kQkNormRopeStore's work for the
+  // new token (q/k RMSNorm with eps, RoPE with rope_base, K/V into the
+  // cache): it reads the raw qkv row and the two norm weights instead of q.
+  bool rope_fused = false;
 
   // Activation element type between kernels is f32.
   MatVecSchedule matvec;

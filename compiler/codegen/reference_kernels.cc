@@ -250,6 +250,21 @@ absl::Status AttentionDecode(const KernelSpec& spec, const float* q, const void*
   return absl::OkStatus();
 }
 
+absl::Status AttentionDecodeFused(const KernelSpec& spec, const float* qkv, const float* q_norm, const float* k_norm,
+                                  const int32_t* pos, void* k_cache, void* v_cache, float* out) {
+  absl::Status s = Check(spec, Family::kAttentionDecode);
+  if (!s.ok()) return s;
+  if (!spec.rope_fused)
+    return absl::InvalidArgumentError(absl::StrCat("reference: kernel '", spec.name, "' is not rope_fused"));
+  KernelSpec rope = spec;
+  rope.family = Family::kQkNormRopeStore;
+  rope.rope_fused = false;
+  std::vector<float> q(static_cast<size_t>(spec.n_head * spec.head_dim));
+  s = QkNormRopeStore(rope, qkv, q_norm, k_norm, pos, k_cache, v_cache, q.data(), 1);
+  if (!s.ok()) return s;
+  return AttentionDecode(spec, q.data(), k_cache, v_cache, pos, out);
+}
+
 absl::Status AttentionPrefill(const KernelSpec& spec, const float* q, const void* k_cache, const void* v_cache,
                               const int32_t* pos, float* out, int32_t T) {
   absl::Status s = Check(spec, Family::kAttentionPrefill);

@@ -32,6 +32,10 @@ absl::Status QkNormRopeStore(const KernelSpec& spec, const float* qkv, const flo
 // neither.
 absl::Status AttentionDecode(const KernelSpec& spec, const float* q, const void* k_cache, const void* v_cache,
                              const int32_t* pos, float* out);
+// rope_fused kAttentionDecode: QkNormRopeStore for the one token at pos[0]
+// (into the caches), then AttentionDecode on its q.
+absl::Status AttentionDecodeFused(const KernelSpec& spec, const float* qkv, const float* q_norm, const float* k_norm,
+                                  const int32_t* pos, void* k_cache, void* v_cache, float* out);
 absl::Status AttentionPrefill(const KernelSpec& spec, const float* q, const void* k_cache, const void* v_cache,
                               const int32_t* pos, float* out, int32_t T);
 // spec.rows rows of `cols` logits.

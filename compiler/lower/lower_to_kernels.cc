@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -271,15 +272,20 @@ class StepLowering {
     return ctx_.Launch(plan_, s, {Ptr(tl), Ptr(ids), Ptr(out), I32(t_)}, t_);
   }
 
-  absl::Status QkNormRopeStore(const Op& k) {
+  // What a kernel with a q/k-norm + rope + kv_store group reads:
+  // kQkNormRopeStore, or kAttentionDecode with rope_fused.
+  struct RopeInputs {
+    Location qkv, pos, q_norm, k_norm, k_cache, v_cache;
+  };
+
+  // Fills the spec's norm/rope fields from the kernel's group and finds its
+  // inputs.
+  absl::StatusOr<RopeInputs> RopeGroup(const Op& k, KernelSpec& s) {
     const Op* store = FindIn(k, ir::OpKind::kKvStore);
     const Op* qnorm = FindIn(k, ir::OpKind::kRmsNorm, 0);
     const Op* knorm = FindIn(k, ir::OpKind::kRmsNorm, 1);
     const Op* rope = FindIn(k, ir::OpKind::kRope);
     if (!store || !qnorm || !knorm || !rope) return Unsupported(k, "this q/k-norm + rope + store group");
-    KernelSpec s;
-    s.family = Family::kQkNormRopeStore;
-    ApplySchedule(k, s);
     s.n_head = c_.n_head;
     s.n_head_kv = c_.n_head_kv;
     s.head_dim = c_.head_dim;
@@ -293,29 +299,40 @@ class StepLowering {
     const Value* kn_w = knorm->operand(1);
     if (absl::StrContains(kn_w->name(), "attn_q_norm")) std::swap(qn_w, kn_w);
     // The qkv input: one packed operand, or q/k/v assembled into scratch.
-    Location qkv;
+    RopeInputs in;
     const Value* pos = nullptr;
     const std::vector<const Value*> parts = QkvOperands(k, &pos);
     if (parts.size() == 1) {
-      ASSIGN_OR_RETURN(qkv, At(parts[0]));
+      ASSIGN_OR_RETURN(in.qkv, At(parts[0]));
     } else if ((parts.size() == 2 || parts.size() == 3) && decode_) {
-      qkv = {io_.qkv_scratch, ConstExpr(0)};  // the matvecs wrote there (PlaceQkvParts)
+      in.qkv = {io_.qkv_scratch, ConstExpr(0)};  // the matvecs wrote there (PlaceQkvParts)
     } else if (parts.size() == 2 || parts.size() == 3) {
-      ASSIGN_OR_RETURN(qkv, AssembleQkv(k, parts));
+      ASSIGN_OR_RETURN(in.qkv, AssembleQkv(k, parts));
     } else {
       return Unsupported(k, "a q/k/v input split this way");
     }
-    ASSIGN_OR_RETURN(Location posl, At(pos));
-    ASSIGN_OR_RETURN(Location qn, At(qn_w));
-    ASSIGN_OR_RETURN(Location kn, At(kn_w));
-    ASSIGN_OR_RETURN(Location kc, At(store->operand(2)));
-    ASSIGN_OR_RETURN(Location vc, At(store->operand(3)));
+    ASSIGN_OR_RETURN(in.pos, At(pos));
+    ASSIGN_OR_RETURN(in.q_norm, At(qn_w));
+    ASSIGN_OR_RETURN(in.k_norm, At(kn_w));
+    ASSIGN_OR_RETURN(in.k_cache, At(store->operand(2)));
+    ASSIGN_OR_RETURN(in.v_cache, At(store->operand(3)));
+    return in;
+  }
+
+  absl::Status QkNormRopeStore(const Op& k) {
+    KernelSpec s;
+    s.family = Family::kQkNormRopeStore;
+    ApplySchedule(k, s);
+    ASSIGN_OR_RETURN(RopeInputs in, RopeGroup(k, s));
     ASSIGN_OR_RETURN(Location out, At(k.result(0)));
-    return ctx_.Launch(plan_, s, {Ptr(qkv), Ptr(qn), Ptr(kn), Ptr(posl), Ptr(kc), Ptr(vc), Ptr(out), I32(t_)},
+    return ctx_.Launch(plan_, s,
+                       {Ptr(in.qkv), Ptr(in.q_norm), Ptr(in.k_norm), Ptr(in.pos), Ptr(in.k_cache), Ptr(in.v_cache),
+                        Ptr(out), I32(t_)},
                        t_);
   }
 
-  // A qk_norm_rope_store kernel's float operands: the packed qkv, q and k
+  // The float operands of a kernel with a q/k-norm + rope + store group
+  // (qk_norm_rope_store, fused attention_decode): the packed qkv, q and k
   // packed with v apart, or q, k and v; its i32 operand, the position, goes
   // to `pos`.
   std::vector<const Value*> QkvOperands(const Op& k, const Value** pos = nullptr) {
@@ -363,7 +380,8 @@ class StepLowering {
   absl::Status PlaceQkvParts() {
     for (const auto& op : f_.body().ops()) {
       const ir::Attribute* fam = op->attr("family");
-      if (op->kind() != ir::OpKind::kKernel || fam == nullptr || fam->string_value() != "qk_norm_rope_store" ||
+      if (op->kind() != ir::OpKind::kKernel || fam == nullptr ||
+          (fam->string_value() != "qk_norm_rope_store" && fam->string_value() != "attention_decode") ||
           FindIn(*op, ir::OpKind::kKvStore) == nullptr)
         continue;
       const std::vector<const Value*> parts = QkvOperands(*op);
@@ -412,11 +430,24 @@ class StepLowering {
     s.head_dim = c_.head_dim;
     s.attn_scale = a->GetFloat("scale");
     s.kv_f16 = a->operand(1)->type().dtype == ir::DType::kF16;
-    ASSIGN_OR_RETURN(Location q, At(Outer(k, a->operand(0))));
+    ASSIGN_OR_RETURN(Location out, At(k.result(0)));
+    // Decode with the q/k-norm + rope + store group in front (fuse): the
+    // kernel reads the raw qkv row and writes the new K/V row itself.
+    std::optional<RopeInputs> rope;
+    if (decode_ && FindIn(k, ir::OpKind::kKvStore) != nullptr) {
+      s.rope_fused = true;
+      ASSIGN_OR_RETURN(rope, RopeGroup(k, s));
+    }
+    Location q, pos;
+    if (rope.has_value()) {
+      q = rope->qkv;
+      pos = rope->pos;
+    } else {
+      ASSIGN_OR_RETURN(q, At(Outer(k, a->operand(0))));
+      ASSIGN_OR_RETURN(pos, At(Outer(k, a->operand(3))));
+    }
     ASSIGN_OR_RETURN(Location kc, At(a->operand(1)));
     ASSIGN_OR_RETURN(Location vc, At(a->operand(2)));
-    ASSIGN_OR_RETURN(Location pos, At(Outer(k, a->operand(3))));
-    ASSIGN_OR_RETURN(Location out, At(k.result(0)));
     if (!decode_) return ctx_.Launch(plan_, s, {Ptr(q), Ptr(kc), Ptr(vc), Ptr(pos), Ptr(out), I32(t_)}, t_);
     // A split takes at most split_positions positions (its length follows
     // the position at run time), so the max_splits splits must cover the
@@ -432,10 +463,13 @@ class StepLowering {
           ConstExpr(4 * c_.n_head_kv * s.attention.max_splits * g * (c_.head_dim + 2)));
       io_.attn_counter = ctx_.AddBuffer("attn_counter", Buffer::ACTIVATION, ConstExpr(4 * c_.n_head_kv));
     }
-    return ctx_.Launch(plan_, s,
-                       {Ptr(q), Ptr(kc), Ptr(vc), Ptr(pos), Ptr(out), Ptr({io_.attn_partial, ConstExpr(0)}),
-                        Ptr({io_.attn_counter, ConstExpr(0)})},
-                       t_);
+    std::vector<LaunchArg> args = {Ptr(q),   Ptr(kc), Ptr(vc), Ptr(pos), Ptr(out), Ptr({io_.attn_partial, ConstExpr(0)}),
+                                   Ptr({io_.attn_counter, ConstExpr(0)})};
+    if (rope.has_value()) {
+      args.push_back(Ptr(rope->q_norm));
+      args.push_back(Ptr(rope->k_norm));
+    }
+    return ctx_.Launch(plan_, s, args, t_);
   }
 
   absl::Status Argmax(const Op& k) {

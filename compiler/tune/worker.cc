@@ -204,7 +204,10 @@ absl::StatusOr<Outcome> RunAttentionDecode(const Device& d, const Request& rq, c
   std::mt19937 rng(static_cast<uint32_t>(rq.seed));
   std::vector<uint8_t> kc = RandomCache(rng, positions * row, spec.kv_f16);
   std::vector<uint8_t> vc = RandomCache(rng, positions * row, spec.kv_f16);
-  std::vector<float> q = RandomFloats(rng, size_t(nq * D));
+  // rope_fused: the raw qkv row and the two norm weights stand for q, and
+  // the kernel writes the new K/V row (the reference writes its own copy).
+  std::vector<float> q = RandomFloats(rng, size_t((spec.rope_fused ? nq + 2 * nkv : nq) * D));
+  std::vector<float> qn = RandomFloats(rng, size_t(D)), kn = RandomFloats(rng, size_t(D));
   std::vector<int32_t> pos = {0};
   Buffers bufs(d);
   ASSIGN_OR_RETURN(CUdeviceptr dq, bufs.Upload(q));
@@ -214,20 +217,27 @@ absl::StatusOr<Outcome> RunAttentionDecode(const Device& d, const Request& rq, c
   ASSIGN_OR_RETURN(CUdeviceptr dpart, bufs.Poisoned(size_t(nkv * spec.attention.max_splits * G * (D + 2) * 4)));
   ASSIGN_OR_RETURN(CUdeviceptr dcnt, bufs.Upload(std::vector<uint32_t>(size_t(nkv), 0)));
   ASSIGN_OR_RETURN(CUdeviceptr dout, bufs.Alloc(size_t(nq * D * 4)));
+  ASSIGN_OR_RETURN(CUdeviceptr dqn, bufs.Upload(qn));
+  ASSIGN_OR_RETURN(CUdeviceptr dkn, bufs.Upload(kn));
   struct Params {
-    CUdeviceptr q, k, v, pos, out, part, cnt;
-    std::array<void*, 7> p = {};
-  } p{dq, dk, dv, dpos, dout, dpart, dcnt};
-  p.p = {&p.q, &p.k, &p.v, &p.pos, &p.out, &p.part, &p.cnt};
-  if (abi.params.size() != 7u) return absl::InternalError("unexpected attention parameters");
+    CUdeviceptr q, k, v, pos, out, part, cnt, qn, kn;
+    std::array<void*, 9> p = {};
+  } p{dq, dk, dv, dpos, dout, dpart, dcnt, dqn, dkn};
+  p.p = {&p.q, &p.k, &p.v, &p.pos, &p.out, &p.part, &p.cnt, &p.qn, &p.kn};
+  if (abi.params.size() != (spec.rope_fused ? 9u : 7u)) return absl::InternalError("unexpected attention parameters");
   const cu::LaunchConfig cfg = LaunchConfigFor(abi, spec.programmatic_launch, 1);
   double err = 0;
   for (int32_t at : {p_check, static_cast<int32_t>(std::min<int64_t>(rq.short_position, p_check))}) {
     pos[0] = at;
     RETURN_IF_ERROR(d.stream->CopyToDevice(dpos, pos.data(), 4));
     std::vector<float> want(size_t(nq * D));
-    RETURN_IF_ERROR(
-        codegen::reference::AttentionDecode(spec, q.data(), kc.data(), vc.data(), pos.data(), want.data()));
+    if (spec.rope_fused) {
+      RETURN_IF_ERROR(codegen::reference::AttentionDecodeFused(spec, q.data(), qn.data(), kn.data(), pos.data(),
+                                                               kc.data(), vc.data(), want.data()));
+    } else {
+      RETURN_IF_ERROR(
+          codegen::reference::AttentionDecode(spec, q.data(), kc.data(), vc.data(), pos.data(), want.data()));
+    }
     // Twice: the merge counter must come back to zero.
     for (int rep = 0; rep < 2; ++rep) {
       RETURN_IF_ERROR(d.stream->Memset(dout, 0xFF, size_t(nq * D * 4)));

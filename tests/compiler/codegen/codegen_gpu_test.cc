@@ -439,15 +439,24 @@ TEST(CodegenGpu, RopeAndAttention) {
       p.name = absl::StrCat("pre_", m.name, "_", kv);
       p.attention.query_block = 16;
       specs.push_back(p);
+      // The three decode schedules with q/k-norm + RoPE + store fused in.
+      for (const KernelSpec* dec : {&d, &c, &f}) {
+        KernelSpec x = *dec;
+        x.name = "rope_" + x.name;
+        x.rope_fused = true;
+        x.eps = 1e-6f;
+        specs.push_back(x);
+      }
     }
   Loaded l = Load(gpu, specs);
   std::mt19937 rng(11);
-  for (size_t i = 0; i < specs.size(); i += 5) {
+  for (size_t i = 0; i < specs.size(); i += 8) {
     const KernelSpec& rs = specs[i];
     const KernelSpec& ds = specs[i + 1];
     const KernelSpec& cs = specs[i + 2];
     const KernelSpec& fs = specs[i + 3];
     const KernelSpec& ps = specs[i + 4];
+    const KernelSpec* fused[] = {&specs[i + 5], &specs[i + 6], &specs[i + 7]};
     const int64_t D = rs.head_dim, nq = rs.n_head, nkv = rs.n_head_kv;
     const int64_t C = 4096, row = nkv * D;
     const int eb = rs.kv_f16 ? 2 : 4;
@@ -486,34 +495,67 @@ TEST(CodegenGpu, RopeAndAttention) {
     // 300, all 16 at 4095 (256 positions each) and 16383 (1024 each). The
     // merge keeps 8 / per-thread-chunks record loads in flight, so 2, 5, 43
     // and 63 splits exercise its masked last round.
+    // rope_*: the same cases fused; the new token's K/V row (position pos)
+    // starts poisoned and must come out as the reference's.
     struct DecodeCase {
       const KernelSpec* spec;
       int32_t pos;
     };
-    const DecodeCase cases[] = {{&ds, 0},    {&ds, 63},    {&ds, 64},   {&ds, 1000}, {&ds, 4095},
-                                {&ds, 4096}, {&ds, 16383}, {&ds, 20000}, {&cs, 0},    {&cs, 255},
-                                {&cs, 300},  {&fs, 0},     {&fs, 300},  {&fs, 4095}, {&fs, 16383}};
+    std::vector<DecodeCase> cases = {{&ds, 0},    {&ds, 63},    {&ds, 64},   {&ds, 1000}, {&ds, 4095},
+                                     {&ds, 4096}, {&ds, 16383}, {&ds, 20000}, {&cs, 0},    {&cs, 255},
+                                     {&cs, 300},  {&fs, 0},     {&fs, 300},  {&fs, 4095}, {&fs, 16383}};
+    const KernelSpec* unfused[] = {&ds, &cs, &fs};
+    for (size_t n = cases.size(), ci = 0; ci < n; ++ci)
+      for (int u = 0; u < 3; ++u)
+        if (cases[ci].spec == unfused[u]) cases.push_back({fused[u], cases[ci].pos});
     for (const DecodeCase& dc : cases) {
       const KernelSpec& s = *dc.spec;
       const int32_t pos = dc.pos;
       std::vector<uint8_t> kc = RandomCache(rng, (pos + 1) * row, rs.kv_f16), vc = RandomCache(rng, (pos + 1) * row, rs.kv_f16);
-      std::vector<float> q = RandomFloats(rng, size_t(nq * D));
+      std::vector<float> q = RandomFloats(rng, size_t((s.rope_fused ? nq + 2 * nkv : nq) * D));
+      std::vector<float> qn = RandomFloats(rng, size_t(D), 0.5f, 1.5f), kn = RandomFloats(rng, size_t(D), 0.5f, 1.5f);
       std::vector<int32_t> posv = {pos};
       const int64_t G = nq / nkv;
       std::vector<uint32_t> counter(size_t(nkv), 0);
+      if (s.rope_fused) {
+        std::fill(kc.end() - row * eb, kc.end(), uint8_t{0xFF});
+        std::fill(vc.end() - row * eb, vc.end(), uint8_t{0xFF});
+      }
       CUdeviceptr dq = bufs.Upload(q), dk = bufs.Upload(kc), dv = bufs.Upload(vc), dpos = bufs.Upload(posv),
                   dpart = bufs.Poisoned(size_t(nkv * s.attention.max_splits * G * (D + 2) * 4)),
-                  dcnt = bufs.Upload(counter);
+                  dcnt = bufs.Upload(counter), dqn = bufs.Upload(qn), dkn = bufs.Upload(kn);
       std::vector<float> want(size_t(nq * D));
-      ASSERT_TRUE(reference::AttentionDecode(s, q.data(), kc.data(), vc.data(), posv.data(), want.data()).ok());
+      if (s.rope_fused) {
+        ASSERT_TRUE(reference::AttentionDecodeFused(s, q.data(), qn.data(), kn.data(), posv.data(), kc.data(), vc.data(),
+                                                    want.data())
+                        .ok());
+      } else {
+        ASSERT_TRUE(reference::AttentionDecode(s, q.data(), kc.data(), vc.data(), posv.data(), want.data()).ok());
+      }
       for (int rep = 0; rep < 2; ++rep) {
         CUdeviceptr dout = bufs.Poisoned(size_t(nq * D * 4));
-        Launch(gpu, l, s.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt)}, 1);
+        if (s.rope_fused)
+          Launch(gpu, l, s.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt), P(dqn), P(dkn)}, 1);
+        else
+          Launch(gpu, l, s.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt)}, 1);
         double e = RelErr(bufs.Download<float>(dout, size_t(nq * D)), want);
         std::printf("%-20s pos %5d rep %d rel err %.2e\n", s.name.c_str(), pos, rep, e);
         EXPECT_LT(e, 1e-4) << s.name << " pos " << pos;
         std::vector<uint32_t> c = bufs.Download<uint32_t>(dcnt, size_t(nkv));
         for (uint32_t v : c) EXPECT_EQ(v, 0u) << s.name;
+      }
+      if (s.rope_fused) {
+        // Row pos as the reference wrote it, the rows before it untouched.
+        const std::vector<uint8_t> gk = bufs.Download<uint8_t>(dk, kc.size()), gv = bufs.Download<uint8_t>(dv, vc.size());
+        auto row_pos = [&](const std::vector<uint8_t>& c) {
+          return CacheAsFloat(std::vector<uint8_t>(c.end() - row * eb, c.end()), rs.kv_f16);
+        };
+        double ek = RelErr(row_pos(gk), row_pos(kc)), ev = RelErr(row_pos(gv), row_pos(vc));
+        std::printf("%-20s pos %5d k %.2e v %.2e\n", s.name.c_str(), pos, ek, ev);
+        EXPECT_LT(ek, rs.kv_f16 ? 2e-3 : 1e-5) << s.name << " pos " << pos;
+        EXPECT_EQ(ev, 0.0) << s.name << " pos " << pos;
+        EXPECT_TRUE(std::equal(gk.begin(), gk.end() - row * eb, kc.begin())) << s.name << ": K rows before pos changed";
+        EXPECT_TRUE(std::equal(gv.begin(), gv.end() - row * eb, vc.begin())) << s.name << ": V rows before pos changed";
       }
     }
     // Prefill: T = 37 queries after P = 20 cached positions.

@@ -236,16 +236,22 @@ CHECK: membar.gl;
 CHECK: st.volatile.global.u32
 )";
 
-// Decode attention reads its records through L2 with ld.global.cg: the
-// (max, sum) pairs 8 bytes and the acc rows 16 bytes at a time, and no
-// scalar volatile reads are left.
-TEST(CodegenFileCheck, DecodeAttentionLastBlockMerge) {
+// Qwen3-8B's decode attention (32 query heads on 8 KV heads of 128).
+KernelSpec DecodeAttention8B(const char* name) {
   KernelSpec d;
-  d.name = "dec";
+  d.name = name;
   d.family = Family::kAttentionDecode;
   d.n_head = 32;
   d.n_head_kv = 8;
   d.head_dim = 128;
+  return d;
+}
+
+// Decode attention reads its records through L2 with ld.global.cg: the
+// (max, sum) pairs 8 bytes and the acc rows 16 bytes at a time, and no
+// scalar volatile reads are left.
+TEST(CodegenFileCheck, DecodeAttentionLastBlockMerge) {
+  KernelSpec d = DecodeAttention8B("dec");
   ExpectFileCheck({d}, Sm(90),
                   absl::StrCat("CHECK-LABEL: .entry dec(\nCHECK: ld.global.nc\nCHECK: ex2.approx.ftz.f32\n",
                                "CHECK: st.global.v4.f32\n", kLastBlockMerge, R"(CHECK-NOT: ld.volatile.global
@@ -257,6 +263,28 @@ CHECK: ld.global.cg.v4.f32
 CHECK-NOT: ld.volatile.global
 CHECK: ret;
 )"));
+}
+
+// With rope_fused the kernel writes the new K/V row (f16) before a barrier
+// and then reads the cache with coherent loads: never ld.global.nc, which
+// may serve data written during the launch stale.
+TEST(CodegenFileCheck, DecodeAttentionWithRopeReadsTheCacheCoherently) {
+  KernelSpec d = DecodeAttention8B("decr");
+  d.rope_fused = true;
+  ExpectFileCheck({d}, Sm(90), R"(
+CHECK: .const .align 8 .b8 decr_inv_freq[512]
+CHECK-LABEL: .entry decr(
+CHECK: sin.approx.f32
+CHECK: st.global.b16
+CHECK: bar.sync
+CHECK-NOT: ld.global.nc
+CHECK: ld.global.v4.u32
+CHECK-NOT: ld.global.nc
+CHECK: ld.global.u64
+CHECK-NOT: ld.global.nc
+CHECK: ld.global.cg.v4.f32
+CHECK: ret;
+)");
 }
 
 TEST(CodegenFileCheck, ArgmaxMergesOnlyWithSeveralBlocks) {
@@ -408,6 +436,17 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   short_cap.attention.split_positions = 32;
   short_cap.attention.min_split_positions = 64;
   ExpectBad(short_cap, "min_split_positions");
+  KernelSpec fused_base = heads;
+  fused_base.name = "decode_rope_base_1";
+  fused_base.n_head = 4;
+  fused_base.rope_fused = true;
+  fused_base.rope_base = 1.0f;
+  ExpectBad(fused_base, "rope_base");
+  KernelSpec fused_prefill = fused_base;
+  fused_prefill.name = "prefill_rope_fused";
+  fused_prefill.family = Family::kAttentionPrefill;
+  fused_prefill.rope_base = 10000.0f;
+  ExpectBad(fused_prefill, "rope_fused");
   KernelSpec am;
   am.name = "argmax_no_blocks";
   am.family = Family::kArgmax;
@@ -500,15 +539,21 @@ TEST(CodegenAbi, GridExpressions) {
   ASSERT_TRUE(abi.ok());
   EXPECT_EQ(abi->grid[0].Eval(1, 77), 77);
   EXPECT_EQ(abi->grid[0].ToString(), "rows");
-  KernelSpec d;
-  d.name = "d";
-  d.family = Family::kAttentionDecode;
-  d.n_head = 32;
-  d.n_head_kv = 8;
-  d.head_dim = 128;
+  KernelSpec d = DecodeAttention8B("d");
   abi = DescribeKernel(d, Sm(90));
   ASSERT_TRUE(abi.ok());
   EXPECT_EQ(abi->params.size(), 7u);
+  EXPECT_EQ(abi->params[0].name, "q");
+  EXPECT_EQ(abi->grid[0].Eval(1), 8);
+  EXPECT_EQ(abi->grid[1].Eval(1), 64);
+  // Fused: the raw qkv row first, the norm weights last; the same grid.
+  d.rope_fused = true;
+  abi = DescribeKernel(d, Sm(90));
+  ASSERT_TRUE(abi.ok()) << abi.status();
+  ASSERT_EQ(abi->params.size(), 9u);
+  EXPECT_EQ(abi->params[0].name, "qkv");
+  EXPECT_EQ(abi->params[7].name, "q_norm");
+  EXPECT_EQ(abi->params[8].name, "k_norm");
   EXPECT_EQ(abi->grid[0].Eval(1), 8);
   EXPECT_EQ(abi->grid[1].Eval(1), 64);
   // Argmax: rows x min(max_blocks, ceil(cols / block_cols)) blocks.

@@ -162,6 +162,10 @@ std::vector<KernelSpec> OtherKernels() {
       dec.name = absl::StrCat("attn_decode_", m.name, "_", kv);
       dec.family = Family::kAttentionDecode;
       out.push_back(dec);
+      KernelSpec fused = dec;
+      fused.name = absl::StrCat("attn_decode_rope_", m.name, "_", kv);
+      fused.rope_fused = true;
+      out.push_back(fused);
       KernelSpec pre = base;
       pre.name = absl::StrCat("attn_prefill_", m.name, "_", kv);
       pre.family = Family::kAttentionPrefill;

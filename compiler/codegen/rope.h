@@ -1,0 +1,41 @@
+// NEOX RoPE (spec/qwen3-model.md §3.4) for the kernels that rotate q and k:
+// kQkNormRopeStore and kAttentionDecode with rope_fused. Internal to
+// compiler/codegen.
+//
+// Precision: base^(-2i/D) is a table of doubles computed on the host with
+// pow(); theta = p * table[i] is formed in f64 and reduced to [-pi, pi] in
+// f64 (Cody-Waite with a two-part 2*pi), then sin.approx/cos.approx.f32 run
+// on the reduced angle: absolute error about 1e-6 at every position, where
+// an all-fp32 theta (as in llama.cpp or HF) is off by up to ~2e-3 rad at
+// position 40k.
+#ifndef KILN_COMPILER_CODEGEN_ROPE_H_
+#define KILN_COMPILER_CODEGEN_ROPE_H_
+
+#include <utility>
+
+#include "compiler/codegen/kernel_builder.h"
+
+namespace kiln::codegen {
+
+class Rope {
+ public:
+  // Adds the kernel's frequency table (spec.head_dim / 2 doubles of
+  // spec.rope_base) to the module.
+  explicit Rope(KernelBuilder& kb);
+
+  // Pair i = (x_i, x_{i+D/2}) of a head at position p (i32), rotated by
+  // theta_i = p * base^(-2i/D):
+  //   (y0 cos - y1 sin, y0 sin + y1 cos).
+  std::pair<llvm::Value*, llvm::Value*> Rotate(llvm::Value* p, llvm::Value* i, llvm::Value* y0, llvm::Value* y1);
+
+ private:
+  KernelBuilder& kb_;
+  llvm::Value* inv_freq_;
+};
+
+// Element i of a K or V cache row (f16 or f32, spec.kv_f16) = v.
+void StoreCacheElement(KernelBuilder& kb, llvm::Value* row, llvm::Value* i, llvm::Value* v);
+
+}  // namespace kiln::codegen
+
+#endif  // KILN_COMPILER_CODEGEN_ROPE_H_
