@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# A/B of compiler variants on the GPU host: the 8B model of each TYPE
+# (synthesized once, seed 1) compiled by each variant's kilnc, with its
+# schedule table if given, then `kiln bench` (one table line per variant and
+# depth; the JSON is kept) and `kiln profile`. Variants alternate per type,
+# so drift of the GPU shows as disagreement between repeated variants.
+# usage: tools/gpu_ab.sh LOGDIR "TYPES" NAME=KILNC[,TABLE] ...
+# env: KILN_BIN_DIR (kiln, kilnc), KILN_BENCH_ARGS (default: --prompt-lengths
+#      512 --depths 0,4096 --steps 64)
+set -uo pipefail
+LOG=$1 TYPES=$2
+shift 2
+BIN=${KILN_BIN_DIR:?set KILN_BIN_DIR}
+W=${KILN_BENCH_WORK:-/tmp/kiln-gpu/bench}
+ARGS=${KILN_BENCH_ARGS:---prompt-lengths 512 --depths 0,4096 --steps 64}
+mkdir -p "$W" "$LOG"
+for TYPE in $TYPES; do
+  [ -s "$W/8b-$TYPE.gguf" ] ||
+    "$BIN/kilnc" synth --preset 8b --type "$TYPE" --seed 1 -o "$W/8b-$TYPE.gguf" > /dev/null 2>&1
+  for V in "$@"; do
+    NAME=${V%%=*} REST=${V#*=}
+    KILNC=${REST%%,*} TABLE=
+    [ "$REST" != "$KILNC" ] && TABLE=${REST#*,}
+    B="$W/8b-$TYPE-$NAME.kiln"
+    "$KILNC" compile "$W/8b-$TYPE.gguf" -o "$B" ${TABLE:+--schedules "$TABLE"} > "$LOG/compile-$TYPE-$NAME.txt" 2>&1 ||
+      { echo "$TYPE $NAME: compile failed"; tail -3 "$LOG/compile-$TYPE-$NAME.txt"; continue; }
+    "$BIN/kiln" bench -b "$B" -m "$W/8b-$TYPE.gguf" --json $ARGS > "$LOG/ab-$TYPE-$NAME.json" 2> "$LOG/ab-$TYPE-$NAME.err"
+    python3 - "$LOG/ab-$TYPE-$NAME.json" "$TYPE" "$NAME" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d.get("decode", []):
+    print("%-7s %-12s depth %6d: %7.1f tok/s %6.3f ms/token %5.1f %% of probe (%.0f GB/s)" % (
+        sys.argv[2], sys.argv[3], r["depth"], r["tok_per_s"], r["ms_per_token"], r["probe_percent"],
+        d.get("probe_gb_per_s", 0)))
+PY
+    "$BIN/kiln" profile -b "$B" -m "$W/8b-$TYPE.gguf" > "$LOG/profile-$TYPE-$NAME.txt" 2>&1
+  done
+done
