@@ -70,7 +70,7 @@ absl::Status EmitArgmax(KernelBuilder& kb) {
   const int NT = plan.threads, NW = plan.warps, B = plan.blocks;
   Value* smem = kb.StaticShared(plan.shared_bytes);
   Value* flag = kb.Gep(smem, plan.flag_offset);
-  kb.GridDependencyWaitThenRelease();
+  kb.GridDependencyWait();
   Value* cols = kb.Param("cols");
   Value* row = kb.Ctaid(0);
   Value* blk = kb.Ctaid(1);
@@ -101,6 +101,7 @@ absl::Status EmitArgmax(KernelBuilder& kb) {
   };
   if (B == 1) {
     BlockBest(kb, smem, NW, kb.Get(best), kb.Get(idx), [&](Value*, Value* i) { store_out(i); });
+    kb.GridDependencyLaunchDependents();
     kb.Finish();
     return absl::OkStatus();
   }
@@ -119,6 +120,8 @@ absl::Status EmitArgmax(KernelBuilder& kb) {
     kb.Store(b.CreateZExt(b.CreateICmpEQ(old, kb.I32c(B - 1)), kb.I32()), flag, 4);
   });
   kb.Barrier();
+  // The dependents may launch; only the merge is left.
+  kb.GridDependencyLaunchDependents();
   kb.If(b.CreateICmpNE(kb.Load(kb.I32(), flag, 4), kb.I32c(0)), [&] {
     kb.MembarGl();
     kb.If(b.CreateICmpEQ(tid, kb.I32c(0)), [&] { kb.StoreVolatile(kb.I32c(0), counter, 4); });

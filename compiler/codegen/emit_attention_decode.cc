@@ -140,7 +140,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   Value* warp = b.CreateLShr(tid, i32c(5));
   Value* kvh = kb.Ctaid(0);
   Value* split = kb.Ctaid(1);
-  kb.GridDependencyWaitThenRelease();
+  kb.GridDependencyWait();
   Value* L = b.CreateAdd(kb.Load(kb.I32(), kb.Param("pos"), 4), i32c(1));
   auto smin = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); };
   auto smax = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSGT(x, y), x, y); };
@@ -369,6 +369,8 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     // for one record (weight 2^0 / sum), without the record, the fence, the
     // counter and the merge's reads.
     kb.IfElse(b.CreateICmpEQ(nact, i32c(1)), [&] {
+      // The dependents may launch; only the stores are left.
+      kb.GridDependencyLaunchDependents();
       std::vector<Value*> inv;
       for (int g = 0; g < G; ++g) inv.push_back(b.CreateFDiv(kb.F32c(1.0f), Lsum[g]));
       kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
@@ -400,7 +402,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       kb.MembarGl();
 
       // Arrival, of the live splits only: blocks past the context never get
-      // here (they exit at once), so at short context the
+      // here (their exit triggers the dependents), so at short context the
       // grid's empty blocks cost no barrier, fence or atomic. The last of the
       // nact live blocks to arrive merges.
       kb.Barrier();
@@ -410,6 +412,8 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
         kb.Store(b.CreateZExt(b.CreateICmpEQ(old, b.CreateSub(nact, i32c(1))), kb.I32()), flag, 4);
       });
       kb.Barrier();
+      // The dependents may launch; only the merge is left.
+      kb.GridDependencyLaunchDependents();
       kb.If(b.CreateICmpNE(kb.Load(kb.I32(), flag, 4), i32c(0)), [&] {
         kb.MembarGl();
         kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] { kb.StoreVolatile(i32c(0), counter, 4); });

@@ -161,9 +161,8 @@ absl::Status MatVecEmitter::Emit() {
   std::vector<std::vector<std::vector<Value*>>> raw0;
   if (early) raw0 = LoadDirect(chunk_pieces(kb_.I32c(0)));
 
-  // Everything below may read what the previous kernel wrote; the next
-  // kernel may launch now (kernel_builder.h).
-  kb_.GridDependencyWaitThenRelease();
+  // Everything below may read what the previous kernel wrote.
+  kb_.GridDependencyWait();
 
   for (int t = 0; t < TT; ++t) {
     Value* tc = b_.CreateSelect(b_.CreateICmpSLT(kb_.I32c(t), last_token), kb_.I32c(t), last_token);
@@ -235,6 +234,8 @@ absl::Status MatVecEmitter::Emit() {
 
   k_loop(std::move(raw0));
   if (RT == 1) {
+    // The dependents may start launching: what is left is the reduction.
+    kb_.GridDependencyLaunchDependents();
     ReduceAndStore();
   } else {
     // The block's other tiles reuse the staged activations. (ReduceAndStore's
@@ -250,6 +251,7 @@ absl::Status MatVecEmitter::Emit() {
         ReduceAndStore();
       });
     }, /*unroll=*/1);
+    kb_.GridDependencyLaunchDependents();
   }
   kb_.Finish();
   return absl::OkStatus();

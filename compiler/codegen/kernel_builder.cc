@@ -351,11 +351,6 @@ void KernelBuilder::GridDependencyLaunchDependents() {
   if (UsesGridDependency()) AsmVoid("griddepcontrol.launch_dependents;");
 }
 
-void KernelBuilder::GridDependencyWaitThenRelease() {
-  GridDependencyWait();
-  GridDependencyLaunchDependents();
-}
-
 void KernelBuilder::MembarGl() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {}); }
 
 Value* KernelBuilder::AtomicAddU32(Value* ptr, Value* v) {

@@ -140,12 +140,6 @@ class KernelBuilder {
   bool UsesGridDependency() const;
   void GridDependencyWait();
   void GridDependencyLaunchDependents();
-  // Both, in this order: the decode kernels' entry. The next kernel's grid
-  // launches once every block of this one has started, so its blocks take
-  // SM slots as this one's retire and issue their weight loads (which do
-  // not wait) during this one's tail; its own griddepcontrol.wait still
-  // waits for all of this grid and its memory.
-  void GridDependencyWaitThenRelease();
   void MembarGl();
   llvm::Value* AtomicAddU32(llvm::Value* ptr, llvm::Value* v);
   void AtomicAddF32(llvm::Value* ptr, llvm::Value* v);
