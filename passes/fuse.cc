@@ -124,8 +124,11 @@ class Fuser {
       g.family = "qk_norm_rope_store";
       return g;
     };
-    // Decode: the attention too, one kernel per layer fewer.
-    if (attention != nullptr && StaticRows(q->type())) {
+    // Decode: the attention too, one kernel per layer fewer, when it reads
+    // the caches and the position the store writes (the kernel writes the
+    // new row where it then reads it).
+    if (attention != nullptr && StaticRows(q->type()) && attention->operand(2) == store->operand(3) &&
+        attention->operand(3) == store->operand(4)) {
       Group g = make(cone, nullptr);
       g.ops.push_back(attention);
       g.results = attention->results();

@@ -111,6 +111,7 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, 
           });
     });
   });
+  kb.EscapeBeforeBarrier({k_row, v_row});
   kb.Barrier();
 }
 }  // namespace

@@ -339,6 +339,19 @@ void KernelBuilder::AsmVoid(const std::string& text) {
   b_.CreateCall(fty, asm_fn, {});
 }
 
+void KernelBuilder::EscapeBeforeBarrier(const std::vector<Value*>& ptrs) {
+  std::vector<llvm::Type*> types(ptrs.size(), I64());
+  std::string cons;
+  std::vector<Value*> args;
+  for (Value* p : ptrs) {
+    absl::StrAppend(&cons, "l,");
+    args.push_back(b_.CreatePtrToInt(p, I64()));
+  }
+  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), types, false);
+  auto* asm_fn = llvm::InlineAsm::get(fty, "", absl::StrCat(cons, "~{memory}"), /*hasSideEffects=*/true);
+  b_.CreateCall(fty, asm_fn, args);
+}
+
 bool KernelBuilder::UsesGridDependency() const {
   return spec_.programmatic_launch && target_.HasGridDependencyControl();
 }

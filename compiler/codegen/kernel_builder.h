@@ -136,6 +136,12 @@ class KernelBuilder {
   llvm::Value* Opaque(llvm::Value* v);
   // Inline PTX with no outputs (side effects, memory clobber).
   void AsmVoid(const std::string& text);
+  // An empty asm that takes `ptrs` and clobbers memory. Kernel pointer
+  // parameters are noalias, and LLVM assumes a call (bar.sync is one) cannot
+  // touch a noalias object whose pointer has not escaped; after this, it
+  // must assume later calls may read or write what `ptrs` point into, so
+  // loads below a barrier stay below it.
+  void EscapeBeforeBarrier(const std::vector<llvm::Value*>& ptrs);
   // griddepcontrol, only when the target and the spec ask for it.
   bool UsesGridDependency() const;
   void GridDependencyWait();

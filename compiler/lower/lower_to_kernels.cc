@@ -240,7 +240,7 @@ class StepLowering {
       s.epilogue = codegen::Epilogue::kAddInPlace;
       const Value* resid = Outer(k, add->operand(0) == mm->result() ? add->operand(1) : add->operand(0));
       ASSIGN_OR_RETURN(Location rl, At(resid));
-      if (rl.buffer != out.buffer || rl.offset.SerializeAsString() != out.offset.SerializeAsString())
+      if (!SameLocation(rl, out))
         return absl::InternalError(absl::StrCat("residual add not in place:\n  ", ir::PrintOpLine(k)));
     } else if (const Op* sw = FindIn(k, ir::OpKind::kSwiglu)) {
       s.epilogue = codegen::Epilogue::kSiluMulPairs;
@@ -448,6 +448,10 @@ class StepLowering {
     }
     ASSIGN_OR_RETURN(Location kc, At(a->operand(1)));
     ASSIGN_OR_RETURN(Location vc, At(a->operand(2)));
+    // The fused kernel writes the new K/V row into the caches it reads.
+    if (rope.has_value() && !(SameLocation(rope->k_cache, kc) && SameLocation(rope->v_cache, vc)))
+      return absl::InternalError(
+          absl::StrCat("attention reads other caches than its kv_store writes:\n  ", ir::PrintOpLine(k)));
     if (!decode_) return ctx_.Launch(plan_, s, {Ptr(q), Ptr(kc), Ptr(vc), Ptr(pos), Ptr(out), I32(t_)}, t_);
     // A split takes at most split_positions positions (its length follows
     // the position at run time), so the max_splits splits must cover the

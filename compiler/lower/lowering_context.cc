@@ -12,6 +12,10 @@ namespace kiln::compiler {
 using runtime::Buffer;
 using runtime::Expr;
 
+bool SameLocation(const Location& a, const Location& b) {
+  return a.buffer == b.buffer && a.offset.SerializeAsString() == b.offset.SerializeAsString();
+}
+
 Expr ConstExpr(int64_t c) {
   Expr e;
   e.set_constant(c);

@@ -24,6 +24,8 @@ struct Location {
   uint32_t buffer = 0;
   runtime::Expr offset;
 };
+// The same buffer at the same offset expression.
+bool SameLocation(const Location& a, const Location& b);
 
 // One launch argument before it is matched to the kernel's parameters.
 struct LaunchArg {

@@ -265,26 +265,33 @@ CHECK: ret;
 )"));
 }
 
-// With rope_fused the kernel writes the new K/V row (f16) before a barrier
-// and then reads the cache with coherent loads: never ld.global.nc, which
-// may serve data written during the launch stale.
+// With rope_fused the kernel writes the new K/V row before a barrier and
+// then reads the cache with coherent loads: never ld.global.nc, which may
+// serve data written during the launch stale. `store` is the cache store,
+// `loads` the cache loads after the barrier, in order.
+std::string CoherentCacheChecks(const std::string& name, int table_bytes, const std::string& store,
+                                const std::vector<std::string>& loads) {
+  std::string c = absl::StrCat("CHECK: .const .align 8 .b8 ", name, "_inv_freq[", table_bytes, "]\n",
+                               "CHECK-LABEL: .entry ", name, "(\nCHECK: sin.approx.f32\nCHECK: ", store,
+                               "\nCHECK: bar.sync\n");
+  for (const std::string& l : loads) absl::StrAppend(&c, "CHECK-NOT: ld.global.nc\nCHECK: ", l, "\n");
+  absl::StrAppend(&c, "CHECK-NOT: ld.global.nc\nCHECK: ld.global.cg.v4.f32\nCHECK: ret;\n");
+  return c;
+}
+
 TEST(CodegenFileCheck, DecodeAttentionWithRopeReadsTheCacheCoherently) {
   KernelSpec d = DecodeAttention8B("decr");
   d.rope_fused = true;
-  ExpectFileCheck({d}, Sm(90), R"(
-CHECK: .const .align 8 .b8 decr_inv_freq[512]
-CHECK-LABEL: .entry decr(
-CHECK: sin.approx.f32
-CHECK: st.global.b16
-CHECK: bar.sync
-CHECK-NOT: ld.global.nc
-CHECK: ld.global.v4.u32
-CHECK-NOT: ld.global.nc
-CHECK: ld.global.u64
-CHECK-NOT: ld.global.nc
-CHECK: ld.global.cg.v4.f32
-CHECK: ret;
-)");
+  // Rows of 256 f32 (1 KiB) take the key-per-thread path.
+  KernelSpec wide = d;
+  wide.name = "decr_wide";
+  wide.n_head = 8;
+  wide.n_head_kv = 2;
+  wide.head_dim = 256;
+  wide.kv_f16 = false;
+  ExpectFileCheck({d, wide}, Sm(90),
+                  absl::StrCat(CoherentCacheChecks("decr", 512, "st.global.b16", {"ld.global.v4.u32", "ld.global.u64"}),
+                               CoherentCacheChecks("decr_wide", 1024, "st.global.f32", {"ld.global.v4.f32"})));
 }
 
 TEST(CodegenFileCheck, ArgmaxMergesOnlyWithSeveralBlocks) {
@@ -437,13 +444,13 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   short_cap.attention.min_split_positions = 64;
   ExpectBad(short_cap, "min_split_positions");
   KernelSpec fused_base = heads;
-  fused_base.name = "decode_rope_base_1";
+  fused_base.name = "fused_low_base";
   fused_base.n_head = 4;
   fused_base.rope_fused = true;
   fused_base.rope_base = 1.0f;
   ExpectBad(fused_base, "rope_base");
   KernelSpec fused_prefill = fused_base;
-  fused_prefill.name = "prefill_rope_fused";
+  fused_prefill.name = "fused_prefill";
   fused_prefill.family = Family::kAttentionPrefill;
   fused_prefill.rope_base = 10000.0f;
   ExpectBad(fused_prefill, "rope_fused");
