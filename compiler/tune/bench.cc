@@ -104,6 +104,20 @@ std::vector<uint8_t> RandomCache(std::mt19937& rng, int64_t n, bool f16) {
   return out;
 }
 
+std::vector<float> CacheAsFloats(const uint8_t* bytes, size_t n_bytes, bool f16) {
+  std::vector<float> v(n_bytes / (f16 ? 2 : 4));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (f16) {
+      uint16_t h;
+      std::memcpy(&h, bytes + 2 * i, 2);
+      v[i] = quant::HalfToFloat(h);
+    } else {
+      std::memcpy(&v[i], bytes + 4 * i, 4);
+    }
+  }
+  return v;
+}
+
 void RandomWeights(uint64_t seed, WeightFormat f, int64_t rows, int64_t cols, std::vector<uint8_t>* w,
                    std::vector<uint8_t>* scales) {
   const int64_t row_bytes = codegen::WeightRowBytes(f, cols);

@@ -27,6 +27,8 @@ std::vector<float> RandomFloats(std::mt19937& rng, size_t n, float lo = -1.0f, f
 void PutHalf(uint8_t* p, float v);
 // `n` random values in [-1, 1) as a KV cache stores them (f16, else f32).
 std::vector<uint8_t> RandomCache(std::mt19937& rng, int64_t n, bool f16);
+// KV-cache bytes (f16, else f32) as floats.
+std::vector<float> CacheAsFloats(const uint8_t* bytes, size_t n_bytes, bool f16);
 // A random [rows][cols] weight in `format`'s device layout (the int8 plane
 // for kQ8_0Planar, whose f16 scale plane goes to `scales`) with scales that
 // keep dot products O(1). Generated in parallel chunks from `seed`: the

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <fstream>
@@ -40,6 +41,9 @@ using schedules::TuneStatus;
 // <= 8.5e-6, decode attention <= 3e-7); a wrong schedule is off by far more.
 constexpr double kMatVecBound = 1e-4;
 constexpr double kAttentionBound = 1e-4;
+// The new token's K row in the cache (rope_fused; V must be exact): RoPE
+// through sin/cos.approx lands within an f16 ulp.
+constexpr double kCacheRowBoundF16 = 2e-3, kCacheRowBoundF32 = 1e-5;
 
 struct Device {
   const cu::Driver* driver = nullptr;
@@ -248,6 +252,17 @@ absl::StatusOr<Outcome> RunAttentionDecode(const Device& d, const Request& rq, c
       ASSIGN_OR_RETURN(std::vector<uint32_t> cnt, bufs.Download<uint32_t>(dcnt, size_t(nkv)));
       for (uint32_t c : cnt)
         if (c != 0) return Wrong(err, kAttentionBound, "the split counter was not reset; ");
+    }
+    if (spec.rope_fused) {
+      // The new token's K/V row, against the reference's.
+      const size_t at_bytes = size_t(at) * size_t(row * eb), n = size_t(row * eb);
+      ASSIGN_OR_RETURN(std::vector<uint8_t> gk, bufs.Download<uint8_t>(dk + at_bytes, n));
+      ASSIGN_OR_RETURN(std::vector<uint8_t> gv, bufs.Download<uint8_t>(dv + at_bytes, n));
+      const double bound = spec.kv_f16 ? kCacheRowBoundF16 : kCacheRowBoundF32;
+      const double ek = RelErr(CacheAsFloats(gk.data(), n, spec.kv_f16), CacheAsFloats(kc.data() + at_bytes, n, spec.kv_f16));
+      if (!(ek <= bound)) return Wrong(ek, bound, "the new K row; ");
+      if (!std::equal(gv.begin(), gv.end(), vc.begin() + static_cast<std::ptrdiff_t>(at_bytes)))
+        return Wrong(err, kAttentionBound, "the new V row differs; ");
     }
   }
   if (!(err <= kAttentionBound)) return Wrong(err, kAttentionBound, "");

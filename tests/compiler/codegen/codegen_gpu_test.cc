@@ -384,17 +384,7 @@ KernelSpec AttnBase(const AttnModel& m, bool f16) {
 }
 
 std::vector<float> CacheAsFloat(const std::vector<uint8_t>& c, bool f16) {
-  std::vector<float> v(c.size() / (f16 ? 2 : 4));
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (f16) {
-      uint16_t h;
-      std::memcpy(&h, c.data() + 2 * i, 2);
-      v[i] = quant::HalfToFloat(h);
-    } else {
-      std::memcpy(&v[i], c.data() + 4 * i, 4);
-    }
-  }
-  return v;
+  return tune::CacheAsFloats(c.data(), c.size(), f16);
 }
 
 TEST(CodegenGpu, RopeAndAttention) {
