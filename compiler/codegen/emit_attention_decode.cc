@@ -114,6 +114,150 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, 
   kb.EscapeBeforeBarrier({k_row, v_row});
   kb.Barrier();
 }
+
+// Where split s's records sit in `partial` (kernel_plans.h DecodePlan):
+// its acc rows from 16-byte chunk (kv*MS + s)*NC on, its (max, sum) pair of
+// query head g at pair (kv*MS + s)*G + g after plan.stats.
+struct SplitRecords {
+  KernelBuilder& kb;
+  const DecodePlan& plan;
+  Value* partial;
+  Value* kvh;
+
+  Value* AccChunk(Value* s, Value* c) const {
+    auto& b = kb.b();
+    const int MS = plan.max_splits, NC = plan.group * plan.head_dim / 4;
+    Value* i = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(kvh, kb.I32c(MS)), s), kb.I32c(NC)), c);
+    return kb.Gep(partial, b.CreateShl(b.CreateZExt(i, kb.I64()), kb.I64c(4)));
+  }
+  Value* StatsPair(Value* s, Value* g) const {
+    auto& b = kb.b();
+    Value* i = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(kvh, kb.I32c(plan.max_splits)), s), kb.I32c(plan.group)), g);
+    return kb.Gep(partial, b.CreateShl(b.CreateAdd(kb.I64c(plan.stats), b.CreateShl(b.CreateZExt(i, kb.I64()), kb.I64c(1))),
+                                       kb.I64c(2)));
+  }
+};
+
+// The last live block's merge: out = sum_s w_s acc_s over the nact live
+// splits' records (header comment, step 4).
+void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& rec, Value* sc_s, Value* red,
+                 Value* nact, Value* tid, Value* lane, Value* warp, Value* out_base) {
+  auto& b = kb.b();
+  const int G = plan.group, D = plan.head_dim, MS = plan.max_splits, NT = plan.threads, NW = plan.warps;
+  const int NC = G * D / 4;
+  const float kNegInf = -std::numeric_limits<float>::infinity();
+  auto f32at = [&](Value* base, Value* idx) { return kb.Gep(base, b.CreateShl(b.CreateZExt(idx, kb.I64()), kb.I64c(2))); };
+  auto i32c = [&](int64_t v) { return kb.I32c(v); };
+  auto acc_chunk = [&](Value* s, Value* c) { return rec.AccChunk(s, c); };
+  auto stats_pair = [&](Value* s, Value* g) { return rec.StatsPair(s, g); };
+  Value* out = kb.Param("out");
+  // Weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s' into
+  // sc_s[g*MS + s]: a warp per query head, its lanes over the splits
+  // (ld.global.cg of the (m, l) pairs; a running max and rescaled sum
+  // per lane, then butterflies), m_s parked where its weight goes.
+  kb.For(warp, i32c(G), i32c(NW), [&](Value* g) {
+    Value* mx = kb.Var(kb.F32(), kb.F32c(kNegInf), "mx");
+    Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
+    Value* wbase = b.CreateMul(g, i32c(MS));
+    kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
+      std::vector<Value*> ml = kb.LoadCgF32(stats_pair(s, g), 2);
+      kb.Store(ml[0], f32at(sc_s, b.CreateAdd(wbase, s)), 4);
+      Value* m = kb.Max(kb.Get(mx), ml[0]);
+      Value* e = kb.Ex2(b.CreateFSub(ml[0], m));
+      kb.Set(den, kb.Fma(e, ml[1], b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), m)))));
+      kb.Set(mx, m);
+    }, /*unroll=*/1);
+    // Lanes without a split hold (-inf, 0): 2^-inf * 0 = 0.
+    Value* Mx = kb.WarpMax(kb.Get(mx));
+    Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.WarpSum(b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), Mx)))));
+    kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
+      Value* slot = f32at(sc_s, b.CreateAdd(wbase, s));
+      kb.Store(b.CreateFMul(kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), slot, 4), Mx)), inv), slot, 4);
+    }, /*unroll=*/1);
+  });
+  kb.Barrier();
+  // out = sum_s w[g][s] * acc_s. A thread owns 16-byte chunks (4
+  // consecutive dims of one query head) and reads them from every
+  // split of its group with ld.global.cg.v4.f32, kRecordLoadsInFlight
+  // loads in flight. With at least twice as many threads as chunks,
+  // H groups of NC threads take every H-th split and add up through
+  // shared memory at the end. The last round is clamped to a live
+  // split and weighted 0 past the group's count.
+  const int H = NT >= 2 * NC ? NT / NC : 1;
+  const int TG = H > 1 ? NC : NT;  // threads per group
+  const int per = (NC + TG - 1) / TG;
+  const int U = std::max(1, kRecordLoadsInFlight / per);
+  Value* h = H > 1 ? b.CreateUDiv(tid, i32c(NC)) : i32c(0);
+  Value* c0 = H > 1 ? b.CreateURem(tid, i32c(NC)) : tid;
+  std::vector<Value*> cs(per), wrow(per);
+  for (int k = 0; k < per; ++k) {
+    cs[k] = b.CreateAdd(c0, i32c(int64_t{k} * TG));
+    if (int64_t{k + 1} * TG > NC) cs[k] = b.CreateSelect(b.CreateICmpSLT(cs[k], i32c(NC)), cs[k], i32c(0));
+    wrow[k] = b.CreateMul(b.CreateUDiv(cs[k], i32c(D / 4)), i32c(MS));
+  }
+  std::vector<std::vector<Value*>> o(per);
+  for (int k = 0; k < per; ++k)
+    for (int e = 0; e < 4; ++e) o[k].push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "o"));
+  // This thread's splits: h, h + H, ..., cnt of them (none past H groups).
+  Value* cnt = nact;
+  if (H > 1) {
+    cnt = b.CreateUDiv(b.CreateAdd(b.CreateSub(nact, h), i32c(H - 1)), i32c(H));
+    cnt = b.CreateSelect(b.CreateICmpULT(h, i32c(H)), cnt, i32c(0));
+  }
+  // The last round has at most U - 1 splits.
+  auto round = [&](Value* t0, bool masked) {
+    const int n = masked ? U - 1 : U;
+    std::vector<Value*> ss(n), ok(n);
+    std::vector<std::vector<std::vector<Value*>>> a(n, std::vector<std::vector<Value*>>(per));
+    for (int u = 0; u < n; ++u) {
+      Value* t = b.CreateAdd(t0, i32c(u));
+      ss[u] = b.CreateAdd(h, b.CreateMul(t, i32c(H)));
+      if (masked) {
+        ok[u] = b.CreateICmpSLT(t, cnt);
+        ss[u] = b.CreateSelect(ok[u], ss[u], h);
+      }
+      for (int k = 0; k < per; ++k) a[u][k] = kb.LoadCgF32(acc_chunk(ss[u], cs[k]), 4);
+    }
+    for (int u = 0; u < n; ++u)
+      for (int k = 0; k < per; ++k) {
+        Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(wrow[k], ss[u])), 4);
+        if (masked) w = b.CreateSelect(ok[u], w, kb.F32c(0.0f));
+        for (int e = 0; e < 4; ++e) kb.Set(o[k][e], kb.Fma(w, a[u][k][e], kb.Get(o[k][e])));
+      }
+  };
+  Value* full = b.CreateMul(b.CreateUDiv(cnt, i32c(U)), i32c(U));
+  kb.For(i32c(0), full, i32c(U), [&](Value* t0) { round(t0, false); }, /*unroll=*/1);
+  kb.If(b.CreateICmpSLT(full, cnt), [&] { round(full, true); });
+  auto store_out = [&](Value* c, const std::vector<Value*>& v) {
+    Value* i = b.CreateAdd(out_base, b.CreateShl(c, i32c(2)));
+    for (int e = 0; e < 4; ++e) kb.Store(v[e], f32at(out, b.CreateAdd(i, i32c(e))), 4);
+  };
+  if (H == 1) {
+    for (int k = 0; k < per; ++k) {
+      std::vector<Value*> v;
+      for (int e = 0; e < 4; ++e) v.push_back(kb.Get(o[k][e]));
+      Value* c = b.CreateAdd(c0, i32c(int64_t{k} * TG));
+      kb.If(b.CreateICmpSLT(c, i32c(NC)), [&] { store_out(c, v); });
+    }
+  } else {
+    // The groups' sums through red (free since the records were written).
+    std::vector<Value*> v;
+    for (int e = 0; e < 4; ++e) v.push_back(kb.Get(o[0][e]));
+    kb.If(b.CreateICmpULT(h, i32c(H)), [&] { kb.Store4xF32(f32at(red, b.CreateShl(tid, i32c(2))), v); });
+    kb.Barrier();
+    kb.For(tid, i32c(NC), i32c(NT), [&](Value* c) {
+      std::vector<Value*> sum;
+      for (int r = 0; r < H; ++r) {
+        std::vector<Value*> x = kb.Load4xF32(f32at(red, b.CreateShl(b.CreateAdd(c, i32c(int64_t{r} * NC)), i32c(2))));
+        for (int e = 0; e < 4; ++e) {
+          if (r == 0) sum.push_back(x[e]);
+          else sum[e] = b.CreateFAdd(sum[e], x[e]);
+        }
+      }
+      store_out(c, sum);
+    });
+  }
+}
 }  // namespace
 
 absl::Status EmitAttentionDecode(KernelBuilder& kb) {
@@ -153,17 +297,9 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   // only binds past the capacity MS*SP).
   Value* nact = smin(b.CreateUDiv(b.CreateAdd(L, b.CreateSub(len, i32c(1))), len), i32c(MS));
   Value* start = b.CreateMul(split, len);
-  Value* partial = kb.Param("partial");
-  // Split s's acc rows start at chunk (kv*MS + s)*NC; its (max, sum) pair
-  // of query head g is pair (kv*MS + s)*G + g after plan.stats.
-  auto acc_chunk = [&](Value* s, Value* c) {
-    Value* i = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(kvh, i32c(MS)), s), i32c(NC)), c);
-    return kb.Gep(partial, b.CreateShl(b.CreateZExt(i, kb.I64()), kb.I64c(4)));
-  };
-  auto stats_pair = [&](Value* s, Value* g) {
-    Value* i = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(kvh, i32c(MS)), s), i32c(G)), g);
-    return kb.Gep(partial, b.CreateShl(b.CreateAdd(kb.I64c(plan.stats), b.CreateShl(b.CreateZExt(i, kb.I64()), kb.I64c(1))), kb.I64c(2)));
-  };
+  const SplitRecords rec{kb, plan, kb.Param("partial"), kvh};
+  auto acc_chunk = [&](Value* s, Value* c) { return rec.AccChunk(s, c); };
+  auto stats_pair = [&](Value* s, Value* g) { return rec.StatsPair(s, g); };
   // Element offset of (position, kv head, dim) in a cache.
   auto cache_ptr = [&](Value* cache, Value* position, Value* dim) {
     Value* e = b.CreateAdd(b.CreateMul(b.CreateZExt(position, kb.I64()), kb.I64c(row_elems)),
@@ -418,112 +554,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       kb.If(b.CreateICmpNE(kb.Load(kb.I32(), flag, 4), i32c(0)), [&] {
         kb.MembarGl();
         kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] { kb.StoreVolatile(i32c(0), counter, 4); });
-        // Weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s' into
-        // sc_s[g*MS + s]: a warp per query head, its lanes over the splits
-        // (ld.global.cg of the (m, l) pairs; a running max and rescaled sum
-        // per lane, then butterflies), m_s parked where its weight goes.
-        kb.For(warp, i32c(G), i32c(NW), [&](Value* g) {
-          Value* mx = kb.Var(kb.F32(), kb.F32c(kNegInf), "mx");
-          Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
-          Value* wbase = b.CreateMul(g, i32c(MS));
-          kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
-            std::vector<Value*> ml = kb.LoadCgF32(stats_pair(s, g), 2);
-            kb.Store(ml[0], f32at(sc_s, b.CreateAdd(wbase, s)), 4);
-            Value* m = kb.Max(kb.Get(mx), ml[0]);
-            Value* e = kb.Ex2(b.CreateFSub(ml[0], m));
-            kb.Set(den, kb.Fma(e, ml[1], b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), m)))));
-            kb.Set(mx, m);
-          }, /*unroll=*/1);
-          // Lanes without a split hold (-inf, 0): 2^-inf * 0 = 0.
-          Value* Mx = kb.WarpMax(kb.Get(mx));
-          Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.WarpSum(b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), Mx)))));
-          kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
-            Value* slot = f32at(sc_s, b.CreateAdd(wbase, s));
-            kb.Store(b.CreateFMul(kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), slot, 4), Mx)), inv), slot, 4);
-          }, /*unroll=*/1);
-        });
-        kb.Barrier();
-        // out = sum_s w[g][s] * acc_s. A thread owns 16-byte chunks (4
-        // consecutive dims of one query head) and reads them from every
-        // split of its group with ld.global.cg.v4.f32, kRecordLoadsInFlight
-        // loads in flight. With at least twice as many threads as chunks,
-        // H groups of NC threads take every H-th split and add up through
-        // shared memory at the end. The last round is clamped to a live
-        // split and weighted 0 past the group's count.
-        const int H = NT >= 2 * NC ? NT / NC : 1;
-        const int TG = H > 1 ? NC : NT;  // threads per group
-        const int per = (NC + TG - 1) / TG;
-        const int U = std::max(1, kRecordLoadsInFlight / per);
-        Value* h = H > 1 ? b.CreateUDiv(tid, i32c(NC)) : i32c(0);
-        Value* c0 = H > 1 ? b.CreateURem(tid, i32c(NC)) : tid;
-        std::vector<Value*> cs(per), wrow(per);
-        for (int k = 0; k < per; ++k) {
-          cs[k] = b.CreateAdd(c0, i32c(int64_t{k} * TG));
-          if (int64_t{k + 1} * TG > NC) cs[k] = b.CreateSelect(b.CreateICmpSLT(cs[k], i32c(NC)), cs[k], i32c(0));
-          wrow[k] = b.CreateMul(b.CreateUDiv(cs[k], i32c(D / 4)), i32c(MS));
-        }
-        std::vector<std::vector<Value*>> o(per);
-        for (int k = 0; k < per; ++k)
-          for (int e = 0; e < 4; ++e) o[k].push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "o"));
-        // This thread's splits: h, h + H, ..., cnt of them (none past H groups).
-        Value* cnt = nact;
-        if (H > 1) {
-          cnt = b.CreateUDiv(b.CreateAdd(b.CreateSub(nact, h), i32c(H - 1)), i32c(H));
-          cnt = b.CreateSelect(b.CreateICmpULT(h, i32c(H)), cnt, i32c(0));
-        }
-        // The last round has at most U - 1 splits.
-        auto round = [&](Value* t0, bool masked) {
-          const int n = masked ? U - 1 : U;
-          std::vector<Value*> ss(n), ok(n);
-          std::vector<std::vector<std::vector<Value*>>> a(n, std::vector<std::vector<Value*>>(per));
-          for (int u = 0; u < n; ++u) {
-            Value* t = b.CreateAdd(t0, i32c(u));
-            ss[u] = b.CreateAdd(h, b.CreateMul(t, i32c(H)));
-            if (masked) {
-              ok[u] = b.CreateICmpSLT(t, cnt);
-              ss[u] = b.CreateSelect(ok[u], ss[u], h);
-            }
-            for (int k = 0; k < per; ++k) a[u][k] = kb.LoadCgF32(acc_chunk(ss[u], cs[k]), 4);
-          }
-          for (int u = 0; u < n; ++u)
-            for (int k = 0; k < per; ++k) {
-              Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(wrow[k], ss[u])), 4);
-              if (masked) w = b.CreateSelect(ok[u], w, kb.F32c(0.0f));
-              for (int e = 0; e < 4; ++e) kb.Set(o[k][e], kb.Fma(w, a[u][k][e], kb.Get(o[k][e])));
-            }
-        };
-        Value* full = b.CreateMul(b.CreateUDiv(cnt, i32c(U)), i32c(U));
-        kb.For(i32c(0), full, i32c(U), [&](Value* t0) { round(t0, false); }, /*unroll=*/1);
-        kb.If(b.CreateICmpSLT(full, cnt), [&] { round(full, true); });
-        auto store_out = [&](Value* c, const std::vector<Value*>& v) {
-          Value* i = b.CreateAdd(out_base, b.CreateShl(c, i32c(2)));
-          for (int e = 0; e < 4; ++e) kb.Store(v[e], f32at(out, b.CreateAdd(i, i32c(e))), 4);
-        };
-        if (H == 1) {
-          for (int k = 0; k < per; ++k) {
-            std::vector<Value*> v;
-            for (int e = 0; e < 4; ++e) v.push_back(kb.Get(o[k][e]));
-            Value* c = b.CreateAdd(c0, i32c(int64_t{k} * TG));
-            kb.If(b.CreateICmpSLT(c, i32c(NC)), [&] { store_out(c, v); });
-          }
-        } else {
-          // The groups' sums through red (free since the records were written).
-          std::vector<Value*> v;
-          for (int e = 0; e < 4; ++e) v.push_back(kb.Get(o[0][e]));
-          kb.If(b.CreateICmpULT(h, i32c(H)), [&] { kb.Store4xF32(f32at(red, b.CreateShl(tid, i32c(2))), v); });
-          kb.Barrier();
-          kb.For(tid, i32c(NC), i32c(NT), [&](Value* c) {
-            std::vector<Value*> sum;
-            for (int r = 0; r < H; ++r) {
-              std::vector<Value*> x = kb.Load4xF32(f32at(red, b.CreateShl(b.CreateAdd(c, i32c(int64_t{r} * NC)), i32c(2))));
-              for (int e = 0; e < 4; ++e) {
-                if (r == 0) sum.push_back(x[e]);
-                else sum[e] = b.CreateFAdd(sum[e], x[e]);
-              }
-            }
-            store_out(c, sum);
-          });
-        }
+        MergeSplits(kb, plan, rec, sc_s, red, nact, tid, lane, warp, out_base);
       });
     });
   });
