@@ -4,6 +4,10 @@
 # schedule table if given, then `kiln bench` (one table line per variant and
 # depth; the JSON is kept) and `kiln profile`. Variants alternate per type,
 # so drift of the GPU shows as disagreement between repeated variants.
+# Then each variant greedily continues the same 16-token prompt for 16
+# tokens with its logits dumped, and every variant is checked against the
+# first: the generated ids, and when they agree the logits of every row
+# (tests/e2e/compare_logits.py, relative error bound 5e-3, the model tests').
 # usage: tools/gpu_ab.sh LOGDIR "TYPES" NAME=KILNC[,TABLE] ...
 # env: KILN_BIN_DIR (kiln, kilnc), KILN_BENCH_ARGS (default: --prompt-lengths
 #      512 --depths 0,4096 --steps 64)
@@ -13,6 +17,8 @@ shift 2
 BIN=${KILN_BIN_DIR:?set KILN_BIN_DIR}
 W=${KILN_BENCH_WORK:-/tmp/kiln-gpu/bench}
 ARGS=${KILN_BENCH_ARGS:---prompt-lengths 512 --depths 0,4096 --steps 64}
+PROMPT=100,2000,30000,400,5000,60000,700,8000,90000,1000,11000,120000,1300,14000,150000,16
+COMPARE=$(dirname "$0")/../tests/e2e/compare_logits.py
 mkdir -p "$W" "$LOG"
 for TYPE in $TYPES; do
   [ -s "$W/8b-$TYPE.gguf" ] ||
@@ -34,5 +40,20 @@ for r in d.get("decode", []):
         d.get("probe_gb_per_s", 0)))
 PY
     "$BIN/kiln" profile -b "$B" -m "$W/8b-$TYPE.gguf" > "$LOG/profile-$TYPE-$NAME.txt" 2>&1
+    "$BIN/kiln" run -b "$B" -m "$W/8b-$TYPE.gguf" --tokens "$PROMPT" -n 16 --ignore-eos -c 256 \
+      --dump-logits "$W/logits-$TYPE-$NAME.npy" > "$LOG/tokens-$TYPE-$NAME.txt" 2> "$LOG/run-$TYPE-$NAME.err" ||
+      { echo "$TYPE $NAME: kiln run failed"; tail -2 "$LOG/run-$TYPE-$NAME.err"; }
+  done
+  FIRST=
+  for V in "$@"; do
+    NAME=${V%%=*}
+    [ -s "$LOG/tokens-$TYPE-$NAME.txt" ] || continue
+    if [ -z "$FIRST" ]; then FIRST=$NAME; continue; fi
+    if cmp -s "$LOG/tokens-$TYPE-$FIRST.txt" "$LOG/tokens-$TYPE-$NAME.txt"; then
+      echo "$TYPE $NAME vs $FIRST: the same 16 greedy tokens; logits $(python3 "$COMPARE" \
+        "$W/logits-$TYPE-$NAME.npy" "$W/logits-$TYPE-$FIRST.npy" 5e-3 || echo '(over the bound)')"
+    else
+      echo "$TYPE $NAME vs $FIRST: greedy tokens differ: $(cat "$LOG/tokens-$TYPE-$NAME.txt") against $(cat "$LOG/tokens-$TYPE-$FIRST.txt")"
+    fi
   done
 done
