@@ -57,6 +57,12 @@ constexpr int kValueBytesInFlight = 64;
 // 16-byte record loads each thread has in flight in the merge.
 constexpr int kRecordLoadsInFlight = 8;
 
+// Element idx of an f32 array.
+Value* F32At(KernelBuilder& kb, Value* base, Value* idx) {
+  auto& b = kb.b();
+  return kb.Gep(base, b.CreateShl(b.CreateZExt(idx, kb.I64()), kb.I64c(2)));
+}
+
 // rope_fused, step 0: warp w takes head w of this block's G + 1: w < G
 // query head kvh*G + w, RMS-normalized (q_norm), rotated and scaled into
 // q_s; w == G, only where with_key holds, key head kvh (k_norm, rotated)
@@ -71,43 +77,42 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, 
   const int G = plan.group, D = plan.head_dim, H2 = D / 2;
   const int64_t nq = spec.n_head, nkv = spec.n_head_kv;
   Rope rope(kb);
-  auto f32at = [&](Value* base, Value* idx) { return kb.Gep(base, b.CreateShl(b.CreateZExt(idx, kb.I64()), kb.I64c(2))); };
   Value* qkv = kb.Param("qkv");
   Value* heads = b.CreateSelect(with_key, kb.I32c(G + 1), kb.I32c(G));
   kb.For(warp, heads, kb.I32c(plan.warps), [&](Value* hh) {
     Value* is_k = b.CreateICmpEQ(hh, kb.I32c(G));
     // Heads of a qkv row: nq query heads, nkv key heads, nkv value heads.
     Value* head = b.CreateSelect(is_k, b.CreateAdd(kvh, kb.I32c(nq)), b.CreateAdd(b.CreateMul(kvh, kb.I32c(G)), hh));
-    Value* src = f32at(qkv, b.CreateMul(head, kb.I32c(D)));
+    Value* src = F32At(kb, qkv, b.CreateMul(head, kb.I32c(D)));
     Value* w = b.CreateSelect(is_k, kb.Param("k_norm"), kb.Param("q_norm"));
     Value* half = kb.I32c(H2);
     Value* ss = kb.Var(kb.F32(), kb.F32c(0.0f), "ss");
     kb.For(lane, half, kb.I32c(kWarp), [&](Value* i) {
-      Value* x0 = kb.Load(kb.F32(), f32at(src, i), 4);
-      Value* x1 = kb.Load(kb.F32(), f32at(src, b.CreateAdd(i, half)), 4);
+      Value* x0 = kb.Load(kb.F32(), F32At(kb, src, i), 4);
+      Value* x1 = kb.Load(kb.F32(), F32At(kb, src, b.CreateAdd(i, half)), 4);
       kb.Set(ss, kb.Fma(x1, x1, kb.Fma(x0, x0, kb.Get(ss))));
     });
     Value* mean = b.CreateFDiv(kb.WarpSum(kb.Get(ss)), kb.F32c(static_cast<float>(D)));
     Value* r = b.CreateFDiv(kb.F32c(1.0f), kb.Sqrt(b.CreateFAdd(mean, kb.F32c(spec.eps))));
-    Value* v_src = f32at(qkv, b.CreateMul(b.CreateAdd(kvh, kb.I32c(nq + nkv)), kb.I32c(D)));
-    Value* q_dst = f32at(q_s, b.CreateMul(hh, kb.I32c(D)));
+    Value* v_src = F32At(kb, qkv, b.CreateMul(b.CreateAdd(kvh, kb.I32c(nq + nkv)), kb.I32c(D)));
+    Value* q_dst = F32At(kb, q_s, b.CreateMul(hh, kb.I32c(D)));
     kb.For(lane, half, kb.I32c(kWarp), [&](Value* i) {
       Value* i1 = b.CreateAdd(i, half);
-      Value* y0 = b.CreateFMul(b.CreateFMul(kb.Load(kb.F32(), f32at(src, i), 4), r), kb.Load(kb.F32(), f32at(w, i), 4));
-      Value* y1 = b.CreateFMul(b.CreateFMul(kb.Load(kb.F32(), f32at(src, i1), 4), r), kb.Load(kb.F32(), f32at(w, i1), 4));
+      Value* y0 = b.CreateFMul(b.CreateFMul(kb.Load(kb.F32(), F32At(kb, src, i), 4), r), kb.Load(kb.F32(), F32At(kb, w, i), 4));
+      Value* y1 = b.CreateFMul(b.CreateFMul(kb.Load(kb.F32(), F32At(kb, src, i1), 4), r), kb.Load(kb.F32(), F32At(kb, w, i1), 4));
       const std::pair<Value*, Value*> o = rope.Rotate(p, i, y0, y1);
       kb.IfElse(
           is_k,
           [&] {
             StoreCacheElement(kb, k_row, i, o.first);
             StoreCacheElement(kb, k_row, i1, o.second);
-            StoreCacheElement(kb, v_row, i, kb.Load(kb.F32(), f32at(v_src, i), 4));
-            StoreCacheElement(kb, v_row, i1, kb.Load(kb.F32(), f32at(v_src, i1), 4));
+            StoreCacheElement(kb, v_row, i, kb.Load(kb.F32(), F32At(kb, v_src, i), 4));
+            StoreCacheElement(kb, v_row, i1, kb.Load(kb.F32(), F32At(kb, v_src, i1), 4));
           },
           [&] {
             Value* scale = kb.F32c(spec.attn_scale * kLog2e);
-            kb.Store(b.CreateFMul(o.first, scale), f32at(q_dst, i), 4);
-            kb.Store(b.CreateFMul(o.second, scale), f32at(q_dst, i1), 4);
+            kb.Store(b.CreateFMul(o.first, scale), F32At(kb, q_dst, i), 4);
+            kb.Store(b.CreateFMul(o.second, scale), F32At(kb, q_dst, i1), 4);
           });
     });
   });
@@ -146,10 +151,7 @@ void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& 
   const int G = plan.group, D = plan.head_dim, MS = plan.max_splits, NT = plan.threads, NW = plan.warps;
   const int NC = G * D / 4;
   const float kNegInf = -std::numeric_limits<float>::infinity();
-  auto f32at = [&](Value* base, Value* idx) { return kb.Gep(base, b.CreateShl(b.CreateZExt(idx, kb.I64()), kb.I64c(2))); };
   auto i32c = [&](int64_t v) { return kb.I32c(v); };
-  auto acc_chunk = [&](Value* s, Value* c) { return rec.AccChunk(s, c); };
-  auto stats_pair = [&](Value* s, Value* g) { return rec.StatsPair(s, g); };
   Value* out = kb.Param("out");
   // Weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s' into
   // sc_s[g*MS + s]: a warp per query head, its lanes over the splits
@@ -160,8 +162,8 @@ void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& 
     Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
     Value* wbase = b.CreateMul(g, i32c(MS));
     kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
-      std::vector<Value*> ml = kb.LoadCgF32(stats_pair(s, g), 2);
-      kb.Store(ml[0], f32at(sc_s, b.CreateAdd(wbase, s)), 4);
+      std::vector<Value*> ml = kb.LoadCgF32(rec.StatsPair(s, g), 2);
+      kb.Store(ml[0], F32At(kb, sc_s, b.CreateAdd(wbase, s)), 4);
       Value* m = kb.Max(kb.Get(mx), ml[0]);
       Value* e = kb.Ex2(b.CreateFSub(ml[0], m));
       kb.Set(den, kb.Fma(e, ml[1], b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), m)))));
@@ -171,7 +173,7 @@ void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& 
     Value* Mx = kb.WarpMax(kb.Get(mx));
     Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.WarpSum(b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), Mx)))));
     kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
-      Value* slot = f32at(sc_s, b.CreateAdd(wbase, s));
+      Value* slot = F32At(kb, sc_s, b.CreateAdd(wbase, s));
       kb.Store(b.CreateFMul(kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), slot, 4), Mx)), inv), slot, 4);
     }, /*unroll=*/1);
   });
@@ -216,11 +218,11 @@ void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& 
         ok[u] = b.CreateICmpSLT(t, cnt);
         ss[u] = b.CreateSelect(ok[u], ss[u], h);
       }
-      for (int k = 0; k < per; ++k) a[u][k] = kb.LoadCgF32(acc_chunk(ss[u], cs[k]), 4);
+      for (int k = 0; k < per; ++k) a[u][k] = kb.LoadCgF32(rec.AccChunk(ss[u], cs[k]), 4);
     }
     for (int u = 0; u < n; ++u)
       for (int k = 0; k < per; ++k) {
-        Value* w = kb.Load(kb.F32(), f32at(sc_s, b.CreateAdd(wrow[k], ss[u])), 4);
+        Value* w = kb.Load(kb.F32(), F32At(kb, sc_s, b.CreateAdd(wrow[k], ss[u])), 4);
         if (masked) w = b.CreateSelect(ok[u], w, kb.F32c(0.0f));
         for (int e = 0; e < 4; ++e) kb.Set(o[k][e], kb.Fma(w, a[u][k][e], kb.Get(o[k][e])));
       }
@@ -230,7 +232,7 @@ void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& 
   kb.If(b.CreateICmpSLT(full, cnt), [&] { round(full, true); });
   auto store_out = [&](Value* c, const std::vector<Value*>& v) {
     Value* i = b.CreateAdd(out_base, b.CreateShl(c, i32c(2)));
-    for (int e = 0; e < 4; ++e) kb.Store(v[e], f32at(out, b.CreateAdd(i, i32c(e))), 4);
+    for (int e = 0; e < 4; ++e) kb.Store(v[e], F32At(kb, out, b.CreateAdd(i, i32c(e))), 4);
   };
   if (H == 1) {
     for (int k = 0; k < per; ++k) {
@@ -243,12 +245,12 @@ void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& 
     // The groups' sums through red (free since the records were written).
     std::vector<Value*> v;
     for (int e = 0; e < 4; ++e) v.push_back(kb.Get(o[0][e]));
-    kb.If(b.CreateICmpULT(h, i32c(H)), [&] { kb.Store4xF32(f32at(red, b.CreateShl(tid, i32c(2))), v); });
+    kb.If(b.CreateICmpULT(h, i32c(H)), [&] { kb.Store4xF32(F32At(kb, red, b.CreateShl(tid, i32c(2))), v); });
     kb.Barrier();
     kb.For(tid, i32c(NC), i32c(NT), [&](Value* c) {
       std::vector<Value*> sum;
       for (int r = 0; r < H; ++r) {
-        std::vector<Value*> x = kb.Load4xF32(f32at(red, b.CreateShl(b.CreateAdd(c, i32c(int64_t{r} * NC)), i32c(2))));
+        std::vector<Value*> x = kb.Load4xF32(F32At(kb, red, b.CreateShl(b.CreateAdd(c, i32c(int64_t{r} * NC)), i32c(2))));
         for (int e = 0; e < 4; ++e) {
           if (r == 0) sum.push_back(x[e]);
           else sum[e] = b.CreateFAdd(sum[e], x[e]);
@@ -277,7 +279,6 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   Value* sc_s = kb.Gep(smem, plan.score_offset);
   Value* red = kb.Gep(smem, plan.red_offset);
   Value* flag = kb.Gep(smem, plan.flag_offset);
-  auto f32at = [&](Value* base, Value* idx) { return kb.Gep(base, b.CreateShl(b.CreateZExt(idx, kb.I64()), kb.I64c(2))); };
   auto i32c = [&](int64_t v) { return kb.I32c(v); };
 
   Value* tid = kb.Tid();
@@ -298,8 +299,6 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   Value* nact = smin(b.CreateUDiv(b.CreateAdd(L, b.CreateSub(len, i32c(1))), len), i32c(MS));
   Value* start = b.CreateMul(split, len);
   const SplitRecords rec{kb, plan, kb.Param("partial"), kvh};
-  auto acc_chunk = [&](Value* s, Value* c) { return rec.AccChunk(s, c); };
-  auto stats_pair = [&](Value* s, Value* g) { return rec.StatsPair(s, g); };
   // Element offset of (position, kv head, dim) in a cache.
   auto cache_ptr = [&](Value* cache, Value* position, Value* dim) {
     Value* e = b.CreateAdd(b.CreateMul(b.CreateZExt(position, kb.I64()), kb.I64c(row_elems)),
@@ -332,8 +331,8 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       Value* q = kb.Param("q");
       Value* qbase = b.CreateMul(kvh, i32c(int64_t{G} * D));
       kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
-        Value* v = kb.Load(kb.F32(), f32at(q, b.CreateAdd(qbase, i)), 4);
-        kb.Store(b.CreateFMul(v, kb.F32c(spec.attn_scale * kLog2e)), f32at(q_s, i), 4);
+        Value* v = kb.Load(kb.F32(), F32At(kb, q, b.CreateAdd(qbase, i)), 4);
+        kb.Store(b.CreateFMul(v, kb.F32c(spec.attn_scale * kLog2e)), F32At(kb, q_s, i), 4);
       });
       kb.Barrier();
     }
@@ -341,7 +340,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     for (int g = 0; g < G; ++g) mloc.push_back(kb.Var(kb.F32(), kb.F32c(kNegInf), "mloc"));
     Value* kc = kb.Param("k_cache");
     auto note_score = [&](Value* j, int g, Value* sg) {
-      kb.Store(sg, f32at(sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g))), 4);
+      kb.Store(sg, F32At(kb, sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g))), 4);
     };
     const int KL = D * eb / 16;  // lanes that read one key row, 16 bytes each
     if (KL <= kWarp && (KL & (KL - 1)) == 0) {
@@ -357,7 +356,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       std::vector<std::vector<Value*>> qr(G);
       for (int g = 0; g < G; ++g)
         for (int e = 0; e < E; e += 4) {
-          std::vector<Value*> v = kb.Load4xF32(f32at(q_s, b.CreateAdd(dim0, i32c(int64_t{g} * D + e))));
+          std::vector<Value*> v = kb.Load4xF32(F32At(kb, q_s, b.CreateAdd(dim0, i32c(int64_t{g} * D + e))));
           qr[g].insert(qr[g].end(), v.begin(), v.end());
         }
       kb.For(b.CreateMul(warp, i32c(KPW * U)), n, i32c(int64_t{NW} * KPW * U), [&](Value* j0) {
@@ -408,7 +407,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
           for (int g = 0; g < G; ++g) {
             Value* acc = kb.Get(s[g]);
             for (int q4 = 0; q4 < 4; ++q4) {
-              std::vector<Value*> qv = kb.Load4xF32(f32at(q_s, b.CreateAdd(i32c(int64_t{g} * D + 4 * q4), c)));
+              std::vector<Value*> qv = kb.Load4xF32(F32At(kb, q_s, b.CreateAdd(i32c(int64_t{g} * D + 4 * q4), c)));
               for (int e = 0; e < 4; ++e) acc = kb.Fma(qv[e], kv[4 * q4 + e], acc);
             }
             kb.Set(s[g], acc);
@@ -426,7 +425,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       std::vector<Value*> w;
       for (int g = 0; g < G; ++g) w.push_back(is_max ? kb.WarpMax(kb.Get(vars[g])) : kb.WarpSum(kb.Get(vars[g])));
       kb.If(b.CreateICmpEQ(lane, i32c(0)), [&] {
-        for (int g = 0; g < G; ++g) kb.Store(w[g], f32at(red, b.CreateAdd(b.CreateMul(warp, i32c(G)), i32c(g))), 4);
+        for (int g = 0; g < G; ++g) kb.Store(w[g], F32At(kb, red, b.CreateAdd(b.CreateMul(warp, i32c(G)), i32c(g))), 4);
       });
       kb.Barrier();
       std::vector<Value*> out;
@@ -446,7 +445,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     for (int g = 0; g < G; ++g) lsum.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "lsum"));
     kb.For(tid, n, i32c(NT), [&](Value* j) {
       for (int g = 0; g < G; ++g) {
-        Value* ptr = f32at(sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g)));
+        Value* ptr = F32At(kb, sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g)));
         Value* p = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), ptr, 4), M[g]));
         kb.Store(p, ptr, 4);
         kb.Set(lsum[g], b.CreateFAdd(kb.Get(lsum[g]), p));
@@ -475,7 +474,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       for (int u = 0; u < U; ++u) {
         std::vector<Value*> p;
         for (int g4 = 0; g4 < Gp / 4; ++g4) {
-          std::vector<Value*> pv = kb.Load4xF32(f32at(sc_s, b.CreateAdd(b.CreateMul(jc[u], i32c(Gp)), i32c(4 * g4))));
+          std::vector<Value*> pv = kb.Load4xF32(F32At(kb, sc_s, b.CreateAdd(b.CreateMul(jc[u], i32c(Gp)), i32c(4 * g4))));
           p.insert(p.end(), pv.begin(), pv.end());
         }
         for (int g = 0; g < G; ++g) {
@@ -488,14 +487,14 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       std::vector<Value*> v;
       for (int e = 0; e < 4; ++e) v.push_back(kb.Get(acc[g][e]));
       Value* idx = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(rl, i32c(G)), i32c(g)), i32c(D)), b.CreateShl(dc, i32c(2)));
-      kb.Store4xF32(f32at(red, idx), v);
+      kb.Store4xF32(F32At(kb, red, idx), v);
     }
     kb.Barrier();
     // acc of output i = g*D + d: the sum over the row lanes.
     auto acc_of = [&](Value* i) {
       Value* sum = nullptr;
       for (int r = 0; r < RL; ++r) {
-        Value* v = kb.Load(kb.F32(), f32at(red, b.CreateAdd(i32c(int64_t{r} * G * D), i)), 4);
+        Value* v = kb.Load(kb.F32(), F32At(kb, red, b.CreateAdd(i32c(int64_t{r} * G * D), i)), 4);
         sum = sum == nullptr ? v : b.CreateFAdd(sum, v);
       }
       return sum;
@@ -514,24 +513,24 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
         Value* g = b.CreateUDiv(i, i32c(D));
         Value* w = inv[0];
         for (int h = 1; h < G; ++h) w = b.CreateSelect(b.CreateICmpEQ(g, i32c(h)), inv[h], w);
-        kb.Store(b.CreateFMul(w, acc_of(i)), f32at(out, b.CreateAdd(out_base, i)), 4);
+        kb.Store(b.CreateFMul(w, acc_of(i)), F32At(kb, out, b.CreateAdd(out_base, i)), 4);
       });
     }, [&] {
       // 4b. This split's records: acc 16 bytes at a time, then (max, sum).
       kb.For(tid, i32c(NC), i32c(NT), [&](Value* c) {
         std::vector<Value*> sum;
         for (int r = 0; r < RL; ++r) {
-          std::vector<Value*> v = kb.Load4xF32(f32at(red, b.CreateAdd(i32c(int64_t{r} * G * D), b.CreateShl(c, i32c(2)))));
+          std::vector<Value*> v = kb.Load4xF32(F32At(kb, red, b.CreateAdd(i32c(int64_t{r} * G * D), b.CreateShl(c, i32c(2)))));
           for (int e = 0; e < 4; ++e) {
             if (r == 0) sum.push_back(v[e]);
             else sum[e] = b.CreateFAdd(sum[e], v[e]);
           }
         }
-        kb.Store4xF32(acc_chunk(split, c), sum);
+        kb.Store4xF32(rec.AccChunk(split, c), sum);
       });
       kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] {
         for (int g = 0; g < G; ++g) {
-          Value* at = stats_pair(split, i32c(g));
+          Value* at = rec.StatsPair(split, i32c(g));
           kb.Store(M[g], at, 4);
           kb.Store(Lsum[g], kb.Gep(at, 4), 4);
         }
