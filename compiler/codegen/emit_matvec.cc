@@ -23,6 +23,20 @@
 // With stage_all, row_tiles > 1 runs several row tiles per block on one
 // staging.
 //
+// stream_stages S >= 2 decouples the weight loads from registers: the
+// block's work is a sequence of items (row tile, chunk), and while a
+// thread computes item i, its cp.async copies of items i+1 .. i+S-1 are in
+// flight into shared memory. A warp's 32 pieces of a row are one contiguous
+// span; the warp copies it 16 bytes a lane (512 contiguous bytes per copy
+// instruction; copies of each lane's own piece, 16 of every 32 bytes per
+// instruction, ran at half the direct loads' speed on an H200), then
+// cp.async.wait_group
+// and bar.warp.sync make it visible to the lanes, which decode from it as
+// the decoder's global addresses moved into the copy. The bytes in flight
+// per SM then no longer depend on how many registers a thread can spare
+// (ncu on the register-bound schedules: DRAM 56 % busy, issue slots 30 %,
+// stalls on the loads' scoreboard).
+//
 // kRmsNorm is fused into the staging: x is multiplied by the norm weight
 // and x^2 summed as the chunk is staged (each column once per block); the
 // final sum is scaled by 1/sqrt(mean(x^2) + eps) before the epilogue, since
@@ -94,6 +108,23 @@ class MatVecEmitter {
   void ReduceAndStore();
   // Points the row pointers (and block_row0_) at row tile `tile`.
   void SetTile(Value* tile);
+  // Row tile `tile`'s row pointers: the int8/weight rows, the planar scale
+  // rows and the byte offsets (rows past the end clamped to the last).
+  struct TileRows {
+    std::vector<Value*> row, scale_row, offset;
+  };
+  TileRows RowsOf(Value* tile);
+  // The `unroll` pieces of this thread in chunk ci of the split.
+  std::vector<Value*> ChunkPieces(Value* ci);
+  // stream_stages: item i is row tile tile0_ + i / n_full_, chunk
+  // i % n_full_; its copies go to stage i % stream_stages.
+  void StreamItems(Value* items);
+  void IssueItem(Value* item);
+  void ComputeItem(Value* stage, const std::vector<Value*>& pieces);
+  // The warp's copy of its span u of group row r in stream stage `stage`.
+  Value* StreamSpan(Value* stage, int u, int r);
+  // The first piece of the warp's span holding `piece` (this lane's).
+  Value* WarpFirstPiece(Value* piece);
   Value* Silu(Value* z);
 
   KernelBuilder& kb_;
@@ -111,7 +142,11 @@ class MatVecEmitter {
   Value* warp_ = nullptr;
   Value* group_ = nullptr;       // row group of this thread
   Value* block_row0_ = nullptr;  // first row of the current tile
+  Value* tile0_ = nullptr;       // the block's first row tile
+  Value* gtid_ = nullptr;        // thread index within the group
+  Value* p_begin_ = nullptr;
   Value* p_end_ = nullptr;
+  int64_t n_full_ = 0;           // whole chunks per split
   std::vector<Value*> rowptr_, scale_row_, row_off_;  // per group row
   std::vector<Value*> xrow_;                          // per token
   std::vector<std::vector<Value*>> acc_;              // [row][token] vars
@@ -126,9 +161,10 @@ absl::Status MatVecEmitter::Emit() {
   lane_ = b_.CreateAnd(tid_, kb_.I32c(31));
   warp_ = b_.CreateLShr(tid_, kb_.I32c(5));
   group_ = b_.CreateUDiv(tid_, kb_.I32c(plan_.group_threads));
-  Value* gtid = b_.CreateURem(tid_, kb_.I32c(plan_.group_threads));
-  gwarp_ = b_.CreateLShr(gtid, kb_.I32c(5));
-  Value* tile0 = b_.CreateMul(kb_.Ctaid(0), kb_.I32c(RT));
+  gtid_ = b_.CreateURem(tid_, kb_.I32c(plan_.group_threads));
+  gwarp_ = b_.CreateLShr(gtid_, kb_.I32c(5));
+  tile0_ = b_.CreateMul(kb_.Ctaid(0), kb_.I32c(RT));
+  Value* tile0 = tile0_;
   Value* X = kb_.Param("x");
   tokens_ = kb_.Param("T");
   Value* last_token = b_.CreateSub(b_.CreateSelect(b_.CreateICmpSGT(tokens_, kb_.I32c(1)), tokens_, kb_.I32c(1)),
@@ -145,21 +181,32 @@ absl::Status MatVecEmitter::Emit() {
     p_begin = b_.CreateMul(kb_.Ctaid(1), kb_.I32c(span_pieces));
     p_end_ = b_.CreateAdd(p_begin, kb_.I32c(span_pieces));
   }
+  p_begin_ = p_begin;
   const int GT = plan_.group_threads;
   const int U = plan_.unroll;
   const int64_t CP = plan_.chunk_pieces;
   const int64_t n_full = span_pieces / CP;
-  auto chunk_pieces = [&](Value* ci) {
-    Value* base = b_.CreateAdd(p_begin, b_.CreateMul(ci, kb_.I32c(CP)));
-    std::vector<Value*> pieces;
-    for (int u = 0; u < U; ++u) pieces.push_back(b_.CreateAdd(base, b_.CreateAdd(gtid, kb_.I32c(int64_t{u} * GT))));
-    return pieces;
-  };
+  n_full_ = n_full;
+  auto chunk_pieces = [&](Value* ci) { return ChunkPieces(ci); };
+  xs_ = kb_.DynamicShared();
   // The first chunk's weights do not depend on the previous kernel: under
   // programmatic launch their loads are in flight while it finishes.
-  const bool early = !plan_.fmt.staged && n_full > 0;
+  const int S = plan_.stream_stages;
+  const bool early = !plan_.fmt.staged && n_full > 0 && S == 0;
   std::vector<std::vector<std::vector<Value*>>> raw0;
   if (early) raw0 = LoadDirect(chunk_pieces(kb_.I32c(0)));
+  // Streaming: the block's items, the first S - 1 of them copied now.
+  Value* items = nullptr;
+  if (S > 0) {
+    const int64_t tiles = (spec_.rows + plan_.rows_per_block - 1) / plan_.rows_per_block;
+    Value* left = b_.CreateSub(kb_.I32c(tiles), tile0_);
+    Value* my_tiles = b_.CreateSelect(b_.CreateICmpSLT(left, kb_.I32c(RT)), left, kb_.I32c(RT));
+    items = b_.CreateMul(my_tiles, kb_.I32c(n_full));
+    for (int s = 0; s + 1 < S; ++s) {
+      kb_.If(b_.CreateICmpSLT(kb_.I32c(s), items), [&] { IssueItem(kb_.I32c(s)); });
+      kb_.CpAsyncCommit();
+    }
+  }
 
   // Everything below may read what the previous kernel wrote.
   kb_.GridDependencyWait();
@@ -174,7 +221,6 @@ absl::Status MatVecEmitter::Emit() {
   if (plan_.rms)
     for (int t = 0; t < TT; ++t) ss_.push_back(kb_.Var(kb_.F32(), kb_.F32c(0.0f), "ss"));
 
-  xs_ = kb_.DynamicShared();
   Value* span = b_.CreateSub(p_end_, p_begin);
   Value* full_chunks = b_.CreateUDiv(span, kb_.I32c(CP));
   const bool stage_all = plan_.stage_all;
@@ -182,6 +228,12 @@ absl::Status MatVecEmitter::Emit() {
     // The split's whole activation row at once: no barriers in the K loop.
     StageActivations(p_begin, span);
     kb_.Barrier();
+  }
+  if (S > 0) {
+    StreamItems(items);
+    kb_.GridDependencyLaunchDependents();
+    kb_.Finish();
+    return absl::OkStatus();
   }
   // Full chunks: every thread has all of its `unroll` pieces. Chunk 0 is
   // peeled when its loads were issued early.
@@ -258,25 +310,137 @@ absl::Status MatVecEmitter::Emit() {
 }
 
 void MatVecEmitter::SetTile(Value* tile) {
+  block_row0_ = b_.CreateMul(tile, kb_.I32c(plan_.rows_per_block));
+  TileRows rows = RowsOf(tile);
+  rowptr_ = rows.row;
+  scale_row_ = rows.scale_row;
+  row_off_ = rows.offset;
+}
+
+MatVecEmitter::TileRows MatVecEmitter::RowsOf(Value* tile) {
   const int R = plan_.rows_per_group;
   const int64_t row_bytes = WeightRowBytes(spec_.weight, spec_.cols);
   Value* W = kb_.Param("w");
   Value* WS = kb_.Param("w_scales");
-  block_row0_ = b_.CreateMul(tile, kb_.I32c(plan_.rows_per_block));
-  Value* row0 = b_.CreateAdd(block_row0_, b_.CreateMul(group_, kb_.I32c(R)));
-  rowptr_.clear();
-  scale_row_.clear();
-  row_off_.clear();
+  Value* row0 = b_.CreateAdd(b_.CreateMul(tile, kb_.I32c(plan_.rows_per_block)), b_.CreateMul(group_, kb_.I32c(R)));
+  TileRows rows;
   for (int r = 0; r < R; ++r) {
     Value* row = b_.CreateAdd(row0, kb_.I32c(r));
     row = b_.CreateSelect(b_.CreateICmpSLT(row, kb_.I32c(spec_.rows)), row, kb_.I32c(spec_.rows - 1));
     Value* off = b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(row_bytes));
-    row_off_.push_back(off);
-    rowptr_.push_back(kb_.Gep(W, off));
+    rows.offset.push_back(off);
+    rows.row.push_back(kb_.Gep(W, off));
     if (spec_.weight == WeightFormat::kQ8_0Planar)
-      scale_row_.push_back(kb_.Gep(WS, b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(spec_.cols / 32 * 2))));
+      rows.scale_row.push_back(
+          kb_.Gep(WS, b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(spec_.cols / 32 * 2))));
     else
-      scale_row_.push_back(nullptr);
+      rows.scale_row.push_back(nullptr);
+  }
+  return rows;
+}
+
+std::vector<Value*> MatVecEmitter::ChunkPieces(Value* ci) {
+  Value* base = b_.CreateAdd(p_begin_, b_.CreateMul(ci, kb_.I32c(plan_.chunk_pieces)));
+  std::vector<Value*> pieces;
+  for (int u = 0; u < plan_.unroll; ++u)
+    pieces.push_back(b_.CreateAdd(base, b_.CreateAdd(gtid_, kb_.I32c(int64_t{u} * plan_.group_threads))));
+  return pieces;
+}
+
+void MatVecEmitter::StreamItems(Value* items) {
+  const int S = plan_.stream_stages;
+  Value* nf = kb_.I32c(n_full_);
+  kb_.For(kb_.I32c(0), items, kb_.I32c(1), [&](Value* i) {
+    // Item i + S - 1 goes to the stage item i - 1 was computed from.
+    Value* next = b_.CreateAdd(i, kb_.I32c(S - 1));
+    kb_.If(b_.CreateICmpSLT(next, items), [&] { IssueItem(next); });
+    kb_.CpAsyncCommit();  // empty past the end: the wait below counts groups
+    kb_.CpAsyncWait(S - 1);
+    kb_.SyncWarp();  // the other lanes' copies of item i are visible
+    Value* ci = b_.CreateURem(i, nf);
+    SetTile(b_.CreateAdd(tile0_, b_.CreateUDiv(i, nf)));
+    ComputeItem(b_.CreateURem(i, kb_.I32c(S)), ChunkPieces(ci));
+    kb_.SyncWarp();  // every lane has read item i before its stage is refilled
+    kb_.If(b_.CreateICmpEQ(ci, kb_.I32c(n_full_ - 1)), [&] {  // the tile's last chunk
+      ReduceAndStore();
+      for (auto& row : acc_)
+        for (Value* a : row) kb_.Set(a, kb_.F32c(0.0f));
+    });
+  }, /*unroll=*/1);
+}
+
+Value* MatVecEmitter::StreamSpan(Value* stage, int u, int r) {
+  const int R = plan_.rows_per_group;
+  Value* slot = b_.CreateAdd(b_.CreateMul(warp_, kb_.I32c(int64_t{plan_.unroll} * R)), kb_.I32c(int64_t{u} * R + r));
+  Value* off = b_.CreateAdd(b_.CreateMul(slot, kb_.I32c(plan_.stream_span_bytes + plan_.stream_scale_bytes)),
+                            b_.CreateAdd(kb_.I32c(plan_.stream_offset),
+                                         b_.CreateMul(stage, kb_.I32c(plan_.stream_stage_bytes))));
+  return kb_.Gep(xs_, b_.CreateZExt(off, kb_.I64()));
+}
+
+Value* MatVecEmitter::WarpFirstPiece(Value* piece) { return b_.CreateSub(piece, lane_); }
+
+void MatVecEmitter::IssueItem(Value* item) {
+  const int R = plan_.rows_per_group;
+  const int64_t piece_bytes = plan_.stream_span_bytes / kWarp;
+  Value* nf = kb_.I32c(n_full_);
+  Value* stage = b_.CreateURem(item, kb_.I32c(plan_.stream_stages));
+  TileRows rows = RowsOf(b_.CreateAdd(tile0_, b_.CreateUDiv(item, nf)));
+  std::vector<Value*> pieces = ChunkPieces(b_.CreateURem(item, nf));
+  // The warp copies its span 16 bytes a lane at a time: every copy
+  // instruction reads 512 contiguous bytes.
+  auto copy = [&](Value* dst, Value* src, int64_t bytes) {
+    const int64_t units = bytes / 16;
+    for (int64_t k = 0; k * kWarp < units; ++k) {
+      Value* unit = b_.CreateAdd(lane_, kb_.I32c(k * kWarp));
+      Value* off = b_.CreateZExt(b_.CreateShl(unit, kb_.I32c(4)), kb_.I64());
+      auto one = [&] { kb_.CpAsync16(kb_.Gep(dst, off), kb_.Gep(src, off)); };
+      if ((k + 1) * kWarp <= units)
+        one();
+      else
+        kb_.If(b_.CreateICmpULT(unit, kb_.I32c(units)), one);
+    }
+  };
+  for (size_t u = 0; u < pieces.size(); ++u) {
+    Value* first = b_.CreateZExt(WarpFirstPiece(pieces[u]), kb_.I64());
+    for (int r = 0; r < R; ++r) {
+      Value* span = StreamSpan(stage, static_cast<int>(u), r);
+      copy(span, kb_.Gep(rows.row[r], b_.CreateMul(first, kb_.I64c(piece_bytes))), plan_.stream_span_bytes);
+      if (plan_.stream_scale_bytes > 0)
+        copy(kb_.Gep(span, plan_.stream_span_bytes), kb_.Gep(rows.scale_row[r], b_.CreateShl(first, kb_.I64c(1))),
+             plan_.stream_scale_bytes);
+    }
+  }
+}
+
+void MatVecEmitter::ComputeItem(Value* stage, const std::vector<Value*>& pieces) {
+  const int64_t piece_bytes = plan_.stream_span_bytes / kWarp;
+  for (size_t u = 0; u < pieces.size(); ++u) {
+    Value* first = b_.CreateZExt(WarpFirstPiece(pieces[u]), kb_.I64());
+    Accumulate(
+        [&](int r) {
+          // The decoder's global addresses, moved into the warp's copy of
+          // the span (or of its scales).
+          Value* span = StreamSpan(stage, static_cast<int>(u), r);
+          auto moved = [&](Value* address, Value* global_start, Value* copy) {
+            Value* off = b_.CreateSub(b_.CreatePtrToInt(address, kb_.I64()), b_.CreatePtrToInt(global_start, kb_.I64()));
+            return kb_.Gep(copy, off);
+          };
+          DirectFetch read = [&](Value* address, int bytes) -> std::vector<Value*> {
+            if (bytes == 16) {
+              Value* start = kb_.Gep(rowptr_[r], b_.CreateMul(first, kb_.I64c(piece_bytes)));
+              Value* v = kb_.Load(llvm::FixedVectorType::get(kb_.I32(), 4), moved(address, start, span), 16);
+              std::vector<Value*> words;
+              for (int i = 0; i < 4; ++i) words.push_back(b_.CreateExtractElement(v, uint64_t(i)));
+              return words;
+            }
+            Value* start = kb_.Gep(scale_row_[r], b_.CreateShl(first, kb_.I64c(1)));
+            return {kb_.Load(kb_.I16(), moved(address, start, kb_.Gep(span, plan_.stream_span_bytes)), 2)};
+          };
+          PieceRef ref{rowptr_[r], scale_row_[r], pieces[u]};
+          return dec_.Decode(kb_, ref, dec_.Load(kb_, ref, nullptr, &read));
+        },
+        nullptr);
   }
 }
 

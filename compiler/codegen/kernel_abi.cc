@@ -57,7 +57,7 @@ absl::Status CheckMatrix(const KernelSpec& spec) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateMatVec(const KernelSpec& spec) {
+absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
   absl::Status s = CheckMatrix(spec);
   if (!s.ok()) return s;
   const MatVecSchedule& m = spec.matvec;
@@ -94,13 +94,29 @@ absl::Status ValidateMatVec(const KernelSpec& spec) {
   if (spec.epilogue == Epilogue::kSiluMulPairs && m.rows_per_block % (2 * spec.pair_group) != 0)
     return Bad(spec, absl::StrCat("matvec.rows_per_block = ", m.rows_per_block,
                                   " is not a multiple of 2*pair_group"));
+  if (m.stream_stages != 0) {
+    if (m.stream_stages < 2 || m.stream_stages > 8)
+      return Bad(spec, absl::StrCat("matvec.stream_stages = ", m.stream_stages, " must be 0 or in [2, 8]"));
+    if (g.staged)
+      return Bad(spec, absl::StrCat("matvec.stream_stages needs a 16-byte aligned weight format, not ",
+                                    WeightFormatName(spec.weight)));
+    if (!m.stage_all) return Bad(spec, "matvec.stream_stages needs stage_all (no barriers between work items)");
+    int64_t per_split = pieces / m.k_split;
+    if (per_split % (int64_t{m.threads / m.row_groups} * m.unroll) != 0)
+      return Bad(spec, absl::StrCat("matvec.stream_stages: a split's ", per_split,
+                                    " pieces are not whole chunks of threads/row_groups x unroll pieces"));
+    // A warp's 32 scales are copied as 16-byte units, from 16-byte aligned rows.
+    if (spec.weight == WeightFormat::kQ8_0Planar && spec.cols % 256 != 0)
+      return Bad(spec, absl::StrCat("matvec.stream_stages with q8_0p needs cols a multiple of 256, not ", spec.cols));
+  }
   MatVecPlan p = PlanMatVec(spec);
   if (p.shared_bytes > kMaxStaticShared)
     return Bad(spec, absl::StrCat("needs ", p.shared_bytes,
                                   " bytes of static shared memory (> 48 KiB); lower rows_per_block or threads"));
-  if (p.shared_bytes + p.x_bytes > 227 * 1024)
-    return Bad(spec, absl::StrCat("needs ", p.shared_bytes + p.x_bytes,
-                                  " bytes of shared memory; lower threads, unroll or max_tokens"));
+  if (p.shared_bytes + p.x_bytes + p.stream_bytes > target.MaxSharedPerBlock())
+    return Bad(spec, absl::StrCat("needs ", p.shared_bytes + p.x_bytes + p.stream_bytes, " bytes of shared memory (",
+                                  target.Name(), " has ", target.MaxSharedPerBlock(),
+                                  "); lower threads, unroll, max_tokens or stream_stages"));
   return absl::OkStatus();
 }
 
@@ -194,6 +210,16 @@ int Target::sm() const {
 }
 
 std::string Target::Name() const { return absl::StrCat("sm_", sm()); }
+
+int64_t Target::MaxSharedPerBlock() const {
+  switch (arch) {
+    case GpuArch::kSm80: return 163 * 1024;
+    case GpuArch::kSm86:
+    case GpuArch::kSm89: return 99 * 1024;
+    case GpuArch::kSm90: return 227 * 1024;
+  }
+  return 48 * 1024;
+}
 
 std::string Target::PtxFeature() const {
   // The lowest PTX each SM allows, except sm_90 where ptxas needs 8.0 for
@@ -364,6 +390,15 @@ MatVecPlan PlanMatVec(const KernelSpec& spec) {
     p.x_token_stride = (p.chunk_cols * 4 + p.chunk_cols / p.fmt.window * 16 + 15) / 16 * 16;
   }
   p.x_bytes = p.x_token_stride * p.tokens;
+  p.stream_stages = m.stream_stages;
+  if (p.stream_stages > 0) {
+    p.stream_span_bytes = int64_t{kWarp} * p.fmt.block_bytes * p.fmt.piece_weights / p.fmt.block_elems;
+    p.stream_scale_bytes = spec.weight == WeightFormat::kQ8_0Planar ? kWarp * 2 : 0;
+    p.stream_offset = p.x_bytes;
+    p.stream_stage_bytes =
+        int64_t{p.warps} * p.unroll * p.rows_per_group * (p.stream_span_bytes + p.stream_scale_bytes);
+    p.stream_bytes = p.stream_stage_bytes * p.stream_stages;
+  }
   return p;
 }
 
@@ -485,7 +520,7 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
     return Bad(spec, "rope_fused is for attention_decode only");
   switch (spec.family) {
     case Family::kMatVec:
-      return ValidateMatVec(spec);
+      return ValidateMatVec(spec, target);
     case Family::kGemm:
       return ValidateGemm(spec);
     case Family::kEmbed: {
@@ -550,7 +585,7 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
         abi.grid = {constant(CeilDiv(spec.rows, int64_t{p.rows_per_block} * p.row_tiles)), constant(p.k_split),
                     constant(1)};
         abi.static_shared_bytes = p.shared_bytes;
-        abi.dynamic_shared_bytes = p.x_bytes;
+        abi.dynamic_shared_bytes = p.x_bytes + p.stream_bytes;
         abi.max_tokens = p.tokens;
       } else {
         GemmPlan p = PlanGemm(spec);

@@ -235,6 +235,16 @@ Value* KernelBuilder::WarpMax(Value* v) {
   return v;
 }
 
+void KernelBuilder::CpAsync16(Value* shared_dst, Value* global_src) {
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16, {}, {shared_dst, global_src});
+}
+
+void KernelBuilder::CpAsyncCommit() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {}); }
+
+void KernelBuilder::CpAsyncWait(int n) {
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {I32c(n)});
+}
+
 void KernelBuilder::Barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
 void KernelBuilder::SyncWarp() {

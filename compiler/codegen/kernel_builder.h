@@ -92,6 +92,15 @@ class KernelBuilder {
   std::vector<llvm::Value*> LoadCgF32(llvm::Value* ptr, int n);
   void Store4xF32(llvm::Value* ptr, const std::vector<llvm::Value*>& v);
 
+  // Asynchronous copy global -> shared (cp.async.cg, sm_80+): 16 bytes,
+  // both addresses 16-byte aligned, through L2 only. Commit closes a group
+  // of this thread's copies; Wait(n) returns once at most n of its groups
+  // are still in flight, their data then visible to this thread (others
+  // see it after a barrier: bar.warp.sync within a warp).
+  void CpAsync16(llvm::Value* shared_dst, llvm::Value* global_src);
+  void CpAsyncCommit();
+  void CpAsyncWait(int n);
+
   // Shared memory: a per-kernel static array (aligned 16) or the dynamic one.
   llvm::Value* StaticShared(int64_t bytes);
   llvm::Value* DynamicShared();

@@ -69,6 +69,9 @@ struct MatVecSchedule {
                                   // 32 columns as they are staged, dot products with dp4a
   int row_tiles = 1;              // with stage_all: tiles of rows_per_block rows one block
                                   // runs in turn, staging the activations once for all of them
+  int stream_stages = 0;          // 0: weights load straight into registers. 2..8 (direct
+                                  // formats, stage_all): each thread copies its weights into
+                                  // shared memory (cp.async) this many work items ahead
 };
 
 struct GemmSchedule {

@@ -72,22 +72,25 @@ Value* RowOffset(KernelBuilder& kb, Value* row, Value* bytes_i32) {
 
 WeightDecoder::WeightDecoder(WeightFormat format) : format_(format), geo_(GetFormatGeometry(format)) {}
 
-std::vector<Value*> WeightDecoder::Load(KernelBuilder& kb, const PieceRef& ref, const U16Reader* reader) const {
+std::vector<Value*> WeightDecoder::Load(KernelBuilder& kb, const PieceRef& ref, const U16Reader* reader,
+                                        const DirectFetch* fetch) const {
   auto& b = kb.b();
   std::vector<Value*> raw;
   auto append = [&](const std::vector<Value*>& v) { raw.insert(raw.end(), v.begin(), v.end()); };
+  auto load16 = [&](Value* address) { return fetch ? (*fetch)(address, 16) : kb.LoadNc4xI32(address); };
   Value* p = ref.piece;
   switch (format_) {
     case WeightFormat::kF32:
     case WeightFormat::kF16:
     case WeightFormat::kBF16:
-      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, b.CreateShl(p, kb.I32c(4)))));
+      append(load16(RowOffset(kb, ref.row, b.CreateShl(p, kb.I32c(4)))));
       break;
     case WeightFormat::kQ8_0Planar: {
       Value* off = b.CreateShl(p, kb.I32c(5));
-      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, off)));
-      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, b.CreateAdd(off, kb.I32c(16)))));
-      raw.push_back(kb.LoadNc(kb.I16(), RowOffset(kb, ref.scale_row, b.CreateShl(p, kb.I32c(1))), 2));
+      append(load16(RowOffset(kb, ref.row, off)));
+      append(load16(RowOffset(kb, ref.row, b.CreateAdd(off, kb.I32c(16)))));
+      Value* scale = RowOffset(kb, ref.scale_row, b.CreateShl(p, kb.I32c(1)));
+      raw.push_back(fetch ? (*fetch)(scale, 2)[0] : kb.LoadNc(kb.I16(), scale, 2));
       break;
     }
     case WeightFormat::kQ4_K:
@@ -95,16 +98,16 @@ std::vector<Value*> WeightDecoder::Load(KernelBuilder& kb, const PieceRef& ref, 
       Value* sb = b.CreateLShr(p, kb.I32c(2));
       Value* c = b.CreateAnd(p, kb.I32c(3));
       Value* base = b.CreateMul(sb, kb.I32c(geo_.block_bytes));
-      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, base)));  // d, dmin, scales
+      append(load16(RowOffset(kb, ref.row, base)));  // d, dmin, scales
       int qs = 16;
       if (format_ == WeightFormat::kQ5_K) {
-        append(kb.LoadNc4xI32(RowOffset(kb, ref.row, b.CreateAdd(base, kb.I32c(16)))));  // qh[0..15]
-        append(kb.LoadNc4xI32(RowOffset(kb, ref.row, b.CreateAdd(base, kb.I32c(32)))));  // qh[16..31]
+        append(load16(RowOffset(kb, ref.row, b.CreateAdd(base, kb.I32c(16)))));  // qh[0..15]
+        append(load16(RowOffset(kb, ref.row, b.CreateAdd(base, kb.I32c(32)))));  // qh[16..31]
         qs = 48;
       }
       Value* q = b.CreateAdd(base, b.CreateAdd(kb.I32c(qs), b.CreateShl(c, kb.I32c(5))));
-      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, q)));
-      append(kb.LoadNc4xI32(RowOffset(kb, ref.row, b.CreateAdd(q, kb.I32c(16)))));
+      append(load16(RowOffset(kb, ref.row, q)));
+      append(load16(RowOffset(kb, ref.row, b.CreateAdd(q, kb.I32c(16)))));
       break;
     }
     case WeightFormat::kQ8_0: {

@@ -59,6 +59,13 @@ struct PieceRef {
 // row, byte offset within the block) -> i16.
 using U16Reader = std::function<llvm::Value*(llvm::Value* block, llvm::Value* byte_offset)>;
 
+// Direct formats read through this: (global address, bytes) -> the loaded
+// value, 16 bytes as 4 x i32 or 2 bytes as one i16 (the planar Q8_0
+// scale). Without one, Load reads global
+// memory (ld.global.nc); a streaming matvec copies into shared memory first
+// and reads its copies back.
+using DirectFetch = std::function<std::vector<llvm::Value*>(llvm::Value* address, int bytes)>;
+
 class WeightDecoder {
  public:
   explicit WeightDecoder(WeightFormat format);
@@ -66,8 +73,10 @@ class WeightDecoder {
   WeightFormat format() const { return format_; }
 
   // Issues the piece's loads. Direct formats: 16-byte ld.global.nc from
-  // ref.row (reader unused). Staged formats: 2-byte reads through `reader`.
-  std::vector<llvm::Value*> Load(KernelBuilder& kb, const PieceRef& ref, const U16Reader* reader) const;
+  // ref.row, or through `fetch` when given (reader unused). Staged formats:
+  // 2-byte reads through `reader`.
+  std::vector<llvm::Value*> Load(KernelBuilder& kb, const PieceRef& ref, const U16Reader* reader,
+                                 const DirectFetch* fetch = nullptr) const;
   // Decodes what Load returned into segments.
   std::vector<Segment> Decode(KernelBuilder& kb, const PieceRef& ref,
                               const std::vector<llvm::Value*>& raw) const;

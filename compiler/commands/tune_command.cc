@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/declare.h"
@@ -43,6 +44,7 @@ ABSL_FLAG(std::string, base, "", "table whose entries follow the tuned ones (def
 ABSL_FLAG(std::string, gpu, "", "export the results of this GPU (default: the only one in the cache)");
 ABSL_FLAG(absl::Duration, candidate_timeout, absl::Seconds(30),
           "a candidate without a result after this long is a timeout (the worker is restarted)");
+ABSL_FLAG(std::string, spaces, "", "search spaces (a SearchSpaces text proto) instead of the built-in ones");
 ABSL_FLAG(int, limit, 0, "try at most N candidates per shape (0: the whole search space)");
 ABSL_FLAG(int, samples, 15, "timed batches per candidate; the median counts");
 ABSL_FLAG(int, rotate_mib, 512, "MiB of weight copies cycled while timing (more than the L2)");
@@ -74,6 +76,7 @@ search goes on. Results go to the cache as they finish; a rerun skips them.
   --gpu NAME                 export this GPU's results (cache with several GPUs)
   --candidate-timeout 30s    per-candidate limit (load, check, time)
   --limit N                  at most N candidates per shape
+  --spaces F                 search spaces from F (default: built-in schedules/spaces.txtpb)
   --samples N                timed batches per candidate (median; default 15)
   --rotate-mib N             weight copies cycled while timing (default 512)
   --attention-position N     decode attention timed at this position (4095)
@@ -202,6 +205,13 @@ absl::Status Tune(const std::vector<std::string>& positional) {
   if (absl::GetFlag(FLAGS_rotate_mib) < 0) return absl::InvalidArgumentError("--rotate_mib must not be negative");
   if (o.attention_position < 0) return absl::InvalidArgumentError("--attention_position must not be negative");
   o.verbose = absl::GetFlag(FLAGS_verbose);
+  if (const std::string path = absl::GetFlag(FLAGS_spaces); !path.empty()) {
+    ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+    schedules::SearchSpaces spaces;
+    RETURN_IF_ERROR(schedules::ParseTextProto(text, path, &spaces));
+    RETURN_IF_ERROR(schedules::CheckSpaces(spaces, path));
+    o.spaces = std::move(spaces);
+  }
   o.date = Today();
   ASSIGN_OR_RETURN(std::string self, SelfPath());
   o.worker_argv = {self, "tune-worker"};

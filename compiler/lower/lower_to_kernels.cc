@@ -72,6 +72,7 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("stage_all", s.matvec.stage_all);
   get("int8_activations", s.matvec.int8_activations);
   get("row_tiles", s.matvec.row_tiles);
+  get("stream_stages", s.matvec.stream_stages);
   get("tile_m", s.gemm.tile_m);
   get("tile_n", s.gemm.tile_n);
   get("tile_k", s.gemm.tile_k);

@@ -35,6 +35,7 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("stage_all", s.matvec.stage_all);
       f("int8_activations", s.matvec.int8_activations);
       f("row_tiles", s.matvec.row_tiles);
+      f("stream_stages", s.matvec.stream_stages);
       return;
     case Family::kGemm:
       f("tile_m", s.gemm.tile_m);

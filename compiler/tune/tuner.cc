@@ -91,7 +91,12 @@ class Search {
   absl::StatusOr<TuneReport> Run() {
     start_ = absl::Now();
     ASSIGN_OR_RETURN(target_, codegen::Target::FromName(o_.target));
-    ASSIGN_OR_RETURN(schedules::SearchSpaces spaces, schedules::BuiltinSpaces());
+    schedules::SearchSpaces spaces;
+    if (o_.spaces.has_value()) {
+      spaces = *o_.spaces;
+    } else {
+      ASSIGN_OR_RETURN(spaces, schedules::BuiltinSpaces());
+    }
     RETURN_IF_ERROR(StartWorker());
     // Every candidate first, so the totals are known.
     std::vector<std::vector<Candidate>> all;

@@ -9,6 +9,7 @@
 #define KILN_COMPILER_TUNE_TUNER_H_
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct TuneOptions {
   int compile_threads = 0;                    // 0: every core
   bool verbose = false;                       // one log line per candidate
   std::string date;                           // recorded with each result (YYYY-MM-DD)
+  // The search spaces (checked); unset: schedules/spaces.txtpb, built in.
+  std::optional<schedules::SearchSpaces> spaces;
 };
 
 struct UnitReport {

@@ -285,6 +285,7 @@ TEST(CodegenGpu, MatVecInt8ActivationsAndRowTiles) {
         rt.programmatic_launch = true;
         specs.push_back(rt);
       }
+  for (const KernelSpec& st : testing::StreamedMatVecs()) specs.push_back(st);
   Loaded l = Load(gpu, specs);
   uint32_t seed = 300;
   for (const KernelSpec& s : specs) {

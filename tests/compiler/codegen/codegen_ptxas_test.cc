@@ -78,6 +78,15 @@ TEST(CodegenPtxas, SchedulesOffDefaultSm90) {
       i8.matvec.stage_all = true;
       specs.push_back(i8);
     }
+    if (!GetFormatGeometry(f).staged) {  // weights streamed through shared memory
+      KernelSpec st = a;
+      st.name = absl::StrCat("st_", WeightFormatName(f));
+      st.matvec.stage_all = true;
+      st.matvec.row_tiles = 4;
+      st.matvec.stream_stages = 3;
+      st.matvec.int8_activations = GetFormatGeometry(f).block_elems > 1;
+      specs.push_back(st);
+    }
     KernelSpec c = testing::Gemm(absl::StrCat("g128_", WeightFormatName(f)), f, 6144, 4096, Prologue::kRmsNorm);
     c.gemm.tile_m = 128;
     c.gemm.tile_n = 32;
@@ -85,6 +94,7 @@ TEST(CodegenPtxas, SchedulesOffDefaultSm90) {
     c.gemm.threads = 256;
     specs.push_back(c);
   }
+  for (const KernelSpec& st : testing::StreamedMatVecs()) specs.push_back(st);
   KernelSpec d;
   d.name = "dec_g8_d128";  // Qwen3-32B: 64 query heads on 8 KV heads
   d.family = Family::kAttentionDecode;
@@ -126,14 +136,23 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
   };
   std::vector<KernelSpec> specs;
   for (const Row& r : table) {
-    for (bool tuned : {false, true}) {
-      KernelSpec s = testing::MatVec(absl::StrCat("b8_", WeightFormatName(r.f), "_", r.shape, tuned ? "_tuned" : "_default"),
-                                     r.f, r.rows, r.cols, r.pro, r.epi);
-      if (tuned) {
+    // The tuned schedule also with its weights streamed through shared
+    // memory, 3 stages (direct formats).
+    for (const char* variant : {"default", "tuned", "streamed"}) {
+      const bool streamed = std::string(variant) == "streamed";
+      if (streamed && GetFormatGeometry(r.f).staged) continue;
+      KernelSpec s = testing::MatVec(absl::StrCat("b8_", WeightFormatName(r.f), "_", r.shape, "_", variant), r.f,
+                                     r.rows, r.cols, r.pro, r.epi);
+      if (std::string(variant) != "default") {
         s.matvec.threads = r.threads;
         s.matvec.rows_per_block = r.rpb;
         s.matvec.row_groups = r.groups;
         s.matvec.unroll = r.unroll;
+      }
+      if (streamed) {
+        s.matvec.stage_all = true;
+        s.matvec.stream_stages = 3;
+        s.matvec.int8_activations = r.f == WeightFormat::kQ4_K;
       }
       s.programmatic_launch = true;
       specs.push_back(s);
@@ -181,7 +200,10 @@ TEST(CodegenDev, Dump) {
   const char* sm = std::getenv("KILN_CODEGEN_DUMP_SM");
   EmitOptions o;
   o.dump_dir = dir;
-  absl::StatusOr<CompiledModule> m = EmitPtx(AllSpecs(), Sm(sm ? std::atoi(sm) : 90), o);
+  std::vector<KernelSpec> specs = AllSpecs();
+  if (sm == nullptr || std::atoi(sm) == 90)
+    for (const KernelSpec& s : testing::StreamedMatVecs()) specs.push_back(s);
+  absl::StatusOr<CompiledModule> m = EmitPtx(specs, Sm(sm ? std::atoi(sm) : 90), o);
   ASSERT_TRUE(m.ok()) << m.status();
 }
 }  // namespace

@@ -101,6 +101,51 @@ std::vector<KernelSpec> MatVecMatrix() {
   return out;
 }
 
+std::vector<KernelSpec> StreamedMatVecs() {
+  std::vector<KernelSpec> out;
+  // Weights streamed through shared memory (cp.async, stream_stages ahead):
+  // every direct format, 2-4 stages, row tiles with the last block partly
+  // past the rows, k splits, unroll 2, row groups, float and int8, T <= 4.
+  struct Streamed {
+    WeightFormat f;
+    Prologue p;
+    Epilogue e;
+    int tokens, threads, rows_per_block, row_groups, unroll, row_tiles, stages, k_split;
+    bool int8;
+    int64_t rows, cols;
+  };
+  const Streamed streamed[] = {
+      {WeightFormat::kF16, Prologue::kNone, Epilogue::kStore, 4, 128, 8, 1, 1, 4, 4, 1, false, 259, 1024},
+      {WeightFormat::kBF16, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 2, 64, 8, 2, 1, 4, 2, 1, false, 264, 1024},
+      {WeightFormat::kF32, Prologue::kNone, Epilogue::kAddInPlace, 2, 64, 8, 1, 2, 1, 3, 2, false, 259, 1024},
+      {WeightFormat::kQ8_0Planar, Prologue::kRmsNorm, Epilogue::kSiluMulWith, 4, 128, 8, 1, 1, 4, 4, 1, true, 259, 4096},
+      {WeightFormat::kQ8_0Planar, Prologue::kNone, Epilogue::kStore, 1, 64, 8, 2, 1, 4, 2, 1, false, 259, 2048},
+      {WeightFormat::kQ8_0Planar, Prologue::kNone, Epilogue::kAddInPlace, 2, 128, 4, 1, 1, 1, 3, 2, true, 259, 8192},
+      {WeightFormat::kQ4_K, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 2, 64, 8, 1, 1, 4, 4, 1, true, 264, 4096},
+      {WeightFormat::kQ4_K, Prologue::kNone, Epilogue::kStore, 2, 128, 8, 2, 1, 4, 2, 1, false, 259, 4096},
+      {WeightFormat::kQ4_K, Prologue::kNone, Epilogue::kAddInPlace, 1, 64, 8, 1, 2, 1, 3, 2, true, 259, 16384},
+      {WeightFormat::kQ5_K, Prologue::kRmsNorm, Epilogue::kSiluMulWith, 2, 128, 8, 2, 1, 4, 3, 1, true, 259, 4096},
+      {WeightFormat::kQ5_K, Prologue::kNone, Epilogue::kStore, 1, 64, 8, 1, 1, 1, 2, 1, false, 259, 4096},
+  };
+  for (const Streamed& c : streamed) {
+    KernelSpec st = testing::MatVec(absl::StrCat("mvst_", WeightFormatName(c.f), "_", ProName(c.p), "_", EpiName(c.e), "_s",
+                                                 c.stages, c.int8 ? "_i8" : "_f"),
+                                    c.f, c.rows, c.cols, c.p, c.e, c.tokens);
+    st.matvec.threads = c.threads;
+    st.matvec.rows_per_block = c.rows_per_block;
+    st.matvec.row_groups = c.row_groups;
+    st.matvec.unroll = c.unroll;
+    st.matvec.row_tiles = c.row_tiles;
+    st.matvec.stage_all = true;
+    st.matvec.stream_stages = c.stages;
+    st.matvec.k_split = c.k_split;
+    st.matvec.int8_activations = c.int8;
+    st.programmatic_launch = true;
+    out.push_back(st);
+  }
+  return out;
+}
+
 std::vector<KernelSpec> GemmMatrix() {
   std::vector<KernelSpec> out;
   int k = 0;

@@ -22,6 +22,9 @@ KernelSpec Gemm(const std::string& name, WeightFormat format, int64_t rows, int6
 // Every format x prologue x epilogue for matvec, shapes rotating over the
 // tiny and 8B matrices, T = 1 and T = 4.
 std::vector<KernelSpec> MatVecMatrix();
+// Matvecs whose weights stream through shared memory (stream_stages):
+// every direct format with the schedule axes that change its loops.
+std::vector<KernelSpec> StreamedMatVecs();
 // Every format x prologue x epilogue for gemm, tensor cores and fp32.
 std::vector<KernelSpec> GemmMatrix();
 // Embedding (every table format), rope, attention, argmax, pack, copy: tiny and 8B.
