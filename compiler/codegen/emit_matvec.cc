@@ -206,6 +206,10 @@ absl::Status MatVecEmitter::Emit() {
       kb_.If(b_.CreateICmpSLT(kb_.I32c(s), items), [&] { IssueItem(kb_.I32c(s)); });
       kb_.CpAsyncCommit();
     }
+    // The next kernel's blocks may become resident beside this one's (few
+    // registers) and issue their own first copies; they wait for this
+    // kernel to finish before reading anything it writes.
+    if (spec_.matvec.release_early) kb_.GridDependencyLaunchDependents();
   }
 
   // Everything below may read what the previous kernel wrote.
@@ -231,7 +235,7 @@ absl::Status MatVecEmitter::Emit() {
   }
   if (S > 0) {
     StreamItems(items);
-    kb_.GridDependencyLaunchDependents();
+    if (!spec_.matvec.release_early) kb_.GridDependencyLaunchDependents();
     kb_.Finish();
     return absl::OkStatus();
   }

@@ -94,6 +94,8 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
   if (spec.epilogue == Epilogue::kSiluMulPairs && m.rows_per_block % (2 * spec.pair_group) != 0)
     return Bad(spec, absl::StrCat("matvec.rows_per_block = ", m.rows_per_block,
                                   " is not a multiple of 2*pair_group"));
+  if (m.release_early && m.stream_stages == 0)
+    return Bad(spec, "matvec.release_early needs stream_stages (it releases after the first copies)");
   if (m.stream_stages != 0) {
     if (m.stream_stages < 2 || m.stream_stages > 8)
       return Bad(spec, absl::StrCat("matvec.stream_stages = ", m.stream_stages, " must be 0 or in [2, 8]"));

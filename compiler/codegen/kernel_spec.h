@@ -72,6 +72,8 @@ struct MatVecSchedule {
   int stream_stages = 0;          // 0: weights load straight into registers. 2..8 (direct
                                   // formats, stage_all): each thread copies its weights into
                                   // shared memory (cp.async) this many work items ahead
+  bool release_early = false;     // stream_stages: let the next kernel launch (programmatic
+                                  // launch) once the first copies are issued, not at the end
 };
 
 struct GemmSchedule {

@@ -73,6 +73,7 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("int8_activations", s.matvec.int8_activations);
   get("row_tiles", s.matvec.row_tiles);
   get("stream_stages", s.matvec.stream_stages);
+  get("release_early", s.matvec.release_early);
   get("tile_m", s.gemm.tile_m);
   get("tile_n", s.gemm.tile_n);
   get("tile_k", s.gemm.tile_k);

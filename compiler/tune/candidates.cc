@@ -36,6 +36,7 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("int8_activations", s.matvec.int8_activations);
       f("row_tiles", s.matvec.row_tiles);
       f("stream_stages", s.matvec.stream_stages);
+      f("release_early", s.matvec.release_early);
       return;
     case Family::kGemm:
       f("tile_m", s.gemm.tile_m);

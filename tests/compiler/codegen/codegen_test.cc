@@ -433,6 +433,11 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   uneven.matvec.threads = 128;
   uneven.matvec.unroll = 3;
   ExpectBad(uneven, "not whole chunks");
+  KernelSpec early = stream;
+  early.name = "release_unstreamed";
+  early.matvec.stream_stages = 0;
+  early.matvec.release_early = true;
+  ExpectBad(early, "release_early needs stream_stages");
   KernelSpec deep = stream;  // 4 stages x 64 threads x 32 rows x 48 bytes = 384 KiB
   deep.name = "stream_deep";
   deep.matvec.rows_per_block = 32;

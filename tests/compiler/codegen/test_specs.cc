@@ -140,6 +140,7 @@ std::vector<KernelSpec> StreamedMatVecs() {
     st.matvec.stream_stages = c.stages;
     st.matvec.k_split = c.k_split;
     st.matvec.int8_activations = c.int8;
+    st.matvec.release_early = c.stages == 4;
     st.programmatic_launch = true;
     out.push_back(st);
   }
