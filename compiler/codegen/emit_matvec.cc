@@ -25,17 +25,16 @@
 //
 // stream_stages S >= 2 decouples the weight loads from registers: the
 // block's work is a sequence of items (row tile, chunk), and while a
-// thread computes item i, its cp.async copies of items i+1 .. i+S-1 are in
-// flight into shared memory. A warp's 32 pieces of a row are one contiguous
-// span; the warp copies it 16 bytes a lane (512 contiguous bytes per copy
-// instruction; copies of each lane's own piece, 16 of every 32 bytes per
-// instruction, ran at half the direct loads' speed on an H200), then
-// cp.async.wait_group
-// and bar.warp.sync make it visible to the lanes, which decode from it as
-// the decoder's global addresses moved into the copy. The bytes in flight
-// per SM then no longer depend on how many registers a thread can spare
-// (ncu on the register-bound schedules: DRAM 56 % busy, issue slots 30 %,
-// stalls on the loads' scoreboard).
+// thread computes item i, its warp's cp.async copies of items i+1 .. i+S-1
+// are in flight into shared memory. A warp's 32 pieces of a row are one
+// contiguous span; the warp copies it 16 bytes a lane (512 contiguous bytes
+// per copy instruction; copies of each lane's own piece, 16 of every 32
+// bytes per instruction, ran at half the direct loads' speed on an H200),
+// then cp.async.wait_group and bar.warp.sync make it visible to the lanes,
+// which decode from it as the decoder's global addresses moved into the
+// copy. The bytes in flight per SM then no longer depend on how many
+// registers a thread can spare (ncu on the register-bound schedules: DRAM
+// 56 % busy, issue slots 30 %, stalls on the loads' scoreboard).
 //
 // kRmsNorm is fused into the staging: x is multiplied by the norm weight
 // and x^2 summed as the chunk is staged (each column once per block); the
@@ -125,6 +124,13 @@ class MatVecEmitter {
   Value* StreamSpan(Value* stage, int u, int r);
   // The first piece of the warp's span holding `piece` (this lane's).
   Value* WarpFirstPiece(Value* piece);
+  // Where the warp's span holding `piece` starts in global memory: its
+  // pieces in `row`, and (planar Q8_0) their scales in `scale_row`.
+  struct SpanSource {
+    Value* pieces = nullptr;
+    Value* scales = nullptr;
+  };
+  SpanSource SourceOf(Value* row, Value* scale_row, Value* piece);
   Value* Silu(Value* z);
 
   KernelBuilder& kb_;
@@ -164,44 +170,40 @@ absl::Status MatVecEmitter::Emit() {
   gtid_ = b_.CreateURem(tid_, kb_.I32c(plan_.group_threads));
   gwarp_ = b_.CreateLShr(gtid_, kb_.I32c(5));
   tile0_ = b_.CreateMul(kb_.Ctaid(0), kb_.I32c(RT));
-  Value* tile0 = tile0_;
   Value* X = kb_.Param("x");
   tokens_ = kb_.Param("T");
   Value* last_token = b_.CreateSub(b_.CreateSelect(b_.CreateICmpSGT(tokens_, kb_.I32c(1)), tokens_, kb_.I32c(1)),
                                    kb_.I32c(1));
-  SetTile(tile0);
+  SetTile(tile0_);
 
   // This split's pieces.
   const int64_t P = plan_.pieces;
-  Value* p_begin = kb_.I32c(0);
+  p_begin_ = kb_.I32c(0);
   p_end_ = kb_.I32c(P);
   int64_t span_pieces = P;
   if (plan_.k_split > 1) {
     span_pieces = P / plan_.k_split;
-    p_begin = b_.CreateMul(kb_.Ctaid(1), kb_.I32c(span_pieces));
-    p_end_ = b_.CreateAdd(p_begin, kb_.I32c(span_pieces));
+    p_begin_ = b_.CreateMul(kb_.Ctaid(1), kb_.I32c(span_pieces));
+    p_end_ = b_.CreateAdd(p_begin_, kb_.I32c(span_pieces));
   }
-  p_begin_ = p_begin;
   const int GT = plan_.group_threads;
   const int U = plan_.unroll;
   const int64_t CP = plan_.chunk_pieces;
-  const int64_t n_full = span_pieces / CP;
-  n_full_ = n_full;
-  auto chunk_pieces = [&](Value* ci) { return ChunkPieces(ci); };
+  n_full_ = span_pieces / CP;
   xs_ = kb_.DynamicShared();
   // The first chunk's weights do not depend on the previous kernel: under
   // programmatic launch their loads are in flight while it finishes.
   const int S = plan_.stream_stages;
-  const bool early = !plan_.fmt.staged && n_full > 0 && S == 0;
+  const bool early = !plan_.fmt.staged && n_full_ > 0 && S == 0;
   std::vector<std::vector<std::vector<Value*>>> raw0;
-  if (early) raw0 = LoadDirect(chunk_pieces(kb_.I32c(0)));
+  if (early) raw0 = LoadDirect(ChunkPieces(kb_.I32c(0)));
   // Streaming: the block's items, the first S - 1 of them copied now.
   Value* items = nullptr;
   if (S > 0) {
     const int64_t tiles = (spec_.rows + plan_.rows_per_block - 1) / plan_.rows_per_block;
     Value* left = b_.CreateSub(kb_.I32c(tiles), tile0_);
     Value* my_tiles = b_.CreateSelect(b_.CreateICmpSLT(left, kb_.I32c(RT)), left, kb_.I32c(RT));
-    items = b_.CreateMul(my_tiles, kb_.I32c(n_full));
+    items = b_.CreateMul(my_tiles, kb_.I32c(n_full_));
     for (int s = 0; s + 1 < S; ++s) {
       kb_.If(b_.CreateICmpSLT(kb_.I32c(s), items), [&] { IssueItem(kb_.I32c(s)); });
       kb_.CpAsyncCommit();
@@ -225,12 +227,12 @@ absl::Status MatVecEmitter::Emit() {
   if (plan_.rms)
     for (int t = 0; t < TT; ++t) ss_.push_back(kb_.Var(kb_.F32(), kb_.F32c(0.0f), "ss"));
 
-  Value* span = b_.CreateSub(p_end_, p_begin);
+  Value* span = b_.CreateSub(p_end_, p_begin_);
   Value* full_chunks = b_.CreateUDiv(span, kb_.I32c(CP));
   const bool stage_all = plan_.stage_all;
   if (stage_all) {
     // The split's whole activation row at once: no barriers in the K loop.
-    StageActivations(p_begin, span);
+    StageActivations(p_begin_, span);
     kb_.Barrier();
   }
   if (S > 0) {
@@ -242,8 +244,8 @@ absl::Status MatVecEmitter::Emit() {
   // Full chunks: every thread has all of its `unroll` pieces. Chunk 0 is
   // peeled when its loads were issued early.
   auto full_chunk = [&](Value* ci, std::vector<std::vector<std::vector<Value*>>> raw) {
-    Value* base = b_.CreateAdd(p_begin, b_.CreateMul(ci, kb_.I32c(CP)));
-    std::vector<Value*> pieces = chunk_pieces(ci);
+    Value* base = b_.CreateAdd(p_begin_, b_.CreateMul(ci, kb_.I32c(CP)));
+    std::vector<Value*> pieces = ChunkPieces(ci);
     std::vector<Value*> active(U, nullptr);
     if (!plan_.fmt.staged && raw.empty()) raw = LoadDirect(pieces);  // in flight during the staging
     if (!stage_all) {
@@ -251,7 +253,7 @@ absl::Status MatVecEmitter::Emit() {
       kb_.Barrier();
     }
     if (plan_.fmt.staged) {
-      for (int u = 0; u < U; ++u) ProcessStaged(pieces[u], nullptr, b_.CreateSub(pieces[u], lane_));
+      for (int u = 0; u < U; ++u) ProcessStaged(pieces[u], nullptr, WarpFirstPiece(pieces[u]));
     } else {
       for (auto& per_row : raw)
         for (auto& words : per_row)
@@ -267,7 +269,7 @@ absl::Status MatVecEmitter::Emit() {
     kb_.For(kb_.I32c(peeled ? 1 : 0), full_chunks, kb_.I32c(1), [&](Value* ci) { full_chunk(ci, {}); });
     // The rest (fewer than a chunk): one piece per thread per step, a
     // warp-uniform trip count, pieces past the end clamped and masked.
-    Value* tail_begin = b_.CreateAdd(p_begin, b_.CreateMul(full_chunks, kb_.I32c(CP)));
+    Value* tail_begin = b_.CreateAdd(p_begin_, b_.CreateMul(full_chunks, kb_.I32c(CP)));
     kb_.If(b_.CreateICmpSLT(tail_begin, p_end_), [&] {
       if (!stage_all) {
         StageActivations(tail_begin, b_.CreateSub(p_end_, tail_begin));
@@ -298,7 +300,7 @@ absl::Status MatVecEmitter::Emit() {
     // own barriers keep one tile's reduction apart from the next's.)
     ReduceAndStore();
     kb_.For(kb_.I32c(1), kb_.I32c(RT), kb_.I32c(1), [&](Value* i) {
-      Value* tile = b_.CreateAdd(tile0, i);
+      Value* tile = b_.CreateAdd(tile0_, i);
       kb_.If(b_.CreateICmpSLT(b_.CreateMul(tile, kb_.I32c(plan_.rows_per_block)), kb_.I32c(spec_.rows)), [&] {
         SetTile(tile);
         for (auto& row : acc_)
@@ -384,15 +386,23 @@ Value* MatVecEmitter::StreamSpan(Value* stage, int u, int r) {
 
 Value* MatVecEmitter::WarpFirstPiece(Value* piece) { return b_.CreateSub(piece, lane_); }
 
+MatVecEmitter::SpanSource MatVecEmitter::SourceOf(Value* row, Value* scale_row, Value* piece) {
+  Value* first = b_.CreateZExt(WarpFirstPiece(piece), kb_.I64());
+  SpanSource src;
+  src.pieces = kb_.Gep(row, b_.CreateMul(first, kb_.I64c(plan_.stream_span_bytes / kWarp)));
+  if (plan_.stream_scale_bytes > 0) src.scales = kb_.Gep(scale_row, b_.CreateShl(first, kb_.I64c(1)));
+  return src;
+}
+
 void MatVecEmitter::IssueItem(Value* item) {
   const int R = plan_.rows_per_group;
-  const int64_t piece_bytes = plan_.stream_span_bytes / kWarp;
   Value* nf = kb_.I32c(n_full_);
   Value* stage = b_.CreateURem(item, kb_.I32c(plan_.stream_stages));
   TileRows rows = RowsOf(b_.CreateAdd(tile0_, b_.CreateUDiv(item, nf)));
   std::vector<Value*> pieces = ChunkPieces(b_.CreateURem(item, nf));
   // The warp copies its span 16 bytes a lane at a time: every copy
-  // instruction reads 512 contiguous bytes.
+  // instruction reads 512 contiguous bytes. Spans are whole 16-byte units
+  // (ValidateMatVec).
   auto copy = [&](Value* dst, Value* src, int64_t bytes) {
     const int64_t units = bytes / 16;
     for (int64_t k = 0; k * kWarp < units; ++k) {
@@ -405,41 +415,35 @@ void MatVecEmitter::IssueItem(Value* item) {
         kb_.If(b_.CreateICmpULT(unit, kb_.I32c(units)), one);
     }
   };
-  for (size_t u = 0; u < pieces.size(); ++u) {
-    Value* first = b_.CreateZExt(WarpFirstPiece(pieces[u]), kb_.I64());
+  for (size_t u = 0; u < pieces.size(); ++u)
     for (int r = 0; r < R; ++r) {
       Value* span = StreamSpan(stage, static_cast<int>(u), r);
-      copy(span, kb_.Gep(rows.row[r], b_.CreateMul(first, kb_.I64c(piece_bytes))), plan_.stream_span_bytes);
-      if (plan_.stream_scale_bytes > 0)
-        copy(kb_.Gep(span, plan_.stream_span_bytes), kb_.Gep(rows.scale_row[r], b_.CreateShl(first, kb_.I64c(1))),
-             plan_.stream_scale_bytes);
+      SpanSource src = SourceOf(rows.row[r], rows.scale_row[r], pieces[u]);
+      copy(span, src.pieces, plan_.stream_span_bytes);
+      if (src.scales != nullptr) copy(kb_.Gep(span, plan_.stream_span_bytes), src.scales, plan_.stream_scale_bytes);
     }
-  }
 }
 
 void MatVecEmitter::ComputeItem(Value* stage, const std::vector<Value*>& pieces) {
-  const int64_t piece_bytes = plan_.stream_span_bytes / kWarp;
   for (size_t u = 0; u < pieces.size(); ++u) {
-    Value* first = b_.CreateZExt(WarpFirstPiece(pieces[u]), kb_.I64());
     Accumulate(
         [&](int r) {
           // The decoder's global addresses, moved into the warp's copy of
-          // the span (or of its scales).
+          // the span: 16-byte loads of the pieces, 2-byte ones of the
+          // planar Q8_0 scales (copied right after the pieces).
           Value* span = StreamSpan(stage, static_cast<int>(u), r);
+          SpanSource src = SourceOf(rowptr_[r], scale_row_[r], pieces[u]);
           auto moved = [&](Value* address, Value* global_start, Value* copy) {
             Value* off = b_.CreateSub(b_.CreatePtrToInt(address, kb_.I64()), b_.CreatePtrToInt(global_start, kb_.I64()));
             return kb_.Gep(copy, off);
           };
           DirectFetch read = [&](Value* address, int bytes) -> std::vector<Value*> {
-            if (bytes == 16) {
-              Value* start = kb_.Gep(rowptr_[r], b_.CreateMul(first, kb_.I64c(piece_bytes)));
-              Value* v = kb_.Load(llvm::FixedVectorType::get(kb_.I32(), 4), moved(address, start, span), 16);
-              std::vector<Value*> words;
-              for (int i = 0; i < 4; ++i) words.push_back(b_.CreateExtractElement(v, uint64_t(i)));
-              return words;
-            }
-            Value* start = kb_.Gep(scale_row_[r], b_.CreateShl(first, kb_.I64c(1)));
-            return {kb_.Load(kb_.I16(), moved(address, start, kb_.Gep(span, plan_.stream_span_bytes)), 2)};
+            if (bytes == 2)
+              return {kb_.Load(kb_.I16(), moved(address, src.scales, kb_.Gep(span, plan_.stream_span_bytes)), 2)};
+            Value* v = kb_.Load(llvm::FixedVectorType::get(kb_.I32(), 4), moved(address, src.pieces, span), 16);
+            std::vector<Value*> words;
+            for (int i = 0; i < 4; ++i) words.push_back(b_.CreateExtractElement(v, uint64_t(i)));
+            return words;
           };
           PieceRef ref{rowptr_[r], scale_row_[r], pieces[u]};
           return dec_.Decode(kb_, ref, dec_.Load(kb_, ref, nullptr, &read));

@@ -107,9 +107,10 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
     if (per_split % (int64_t{m.threads / m.row_groups} * m.unroll) != 0)
       return Bad(spec, absl::StrCat("matvec.stream_stages: a split's ", per_split,
                                     " pieces are not whole chunks of threads/row_groups x unroll pieces"));
-    // A warp's 32 scales are copied as 16-byte units, from 16-byte aligned rows.
-    if (spec.weight == WeightFormat::kQ8_0Planar && spec.cols % 256 != 0)
-      return Bad(spec, absl::StrCat("matvec.stream_stages with q8_0p needs cols a multiple of 256, not ", spec.cols));
+    // Whole chunks make every warp's span start at a multiple of 32 pieces,
+    // so rows are whole spans; a warp copies its 32 pieces (and planar
+    // Q8_0's 64 scale bytes) as 16-byte units, which every direct format's
+    // span is (Codegen.StreamedSpansAreWhole16ByteUnits).
   }
   MatVecPlan p = PlanMatVec(spec);
   if (p.shared_bytes > kMaxStaticShared)
@@ -122,7 +123,7 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateGemm(const KernelSpec& spec) {
+absl::Status ValidateGemm(const KernelSpec& spec, const Target& target) {
   absl::Status s = CheckMatrix(spec);
   if (!s.ok()) return s;
   const GemmSchedule& g = spec.gemm;
@@ -148,8 +149,9 @@ absl::Status ValidateGemm(const KernelSpec& spec) {
   } else if (p.micro_m == 0) {
     return Bad(spec, "gemm: tile_m*tile_n must split into threads x 4 outputs (4 tokens per thread)");
   }
-  if (p.shared_bytes > 227 * 1024)
-    return Bad(spec, absl::StrCat("gemm needs ", p.shared_bytes, " bytes of shared memory"));
+  if (p.shared_bytes > target.MaxSharedPerBlock())
+    return Bad(spec, absl::StrCat("gemm needs ", p.shared_bytes, " bytes of shared memory (", target.Name(), " has ",
+                                  target.MaxSharedPerBlock(), ")"));
   return absl::OkStatus();
 }
 
@@ -524,7 +526,7 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
     case Family::kMatVec:
       return ValidateMatVec(spec, target);
     case Family::kGemm:
-      return ValidateGemm(spec);
+      return ValidateGemm(spec, target);
     case Family::kEmbed: {
       if (spec.weight == WeightFormat::kQ8_0Planar)
         return Bad(spec, "embedding tables are read as stored: use kQ8_0, not kQ8_0Planar");

@@ -151,7 +151,11 @@ class KernelBuilder {
   // must assume later calls may read or write what `ptrs` point into, so
   // loads below a barrier stay below it.
   void EscapeBeforeBarrier(const std::vector<llvm::Value*>& ptrs);
-  // griddepcontrol, only when the target and the spec ask for it.
+  // griddepcontrol, only when the target and the spec ask for it. Every
+  // emitter waits before it writes global memory or reads anything but
+  // weights, so LaunchDependents may come anywhere, even before the wait
+  // (a streamed matvec's release_early): a dependent's own wait covers this
+  // grid's completion, and through this grid's wait every earlier one's.
   bool UsesGridDependency() const;
   void GridDependencyWait();
   void GridDependencyLaunchDependents();

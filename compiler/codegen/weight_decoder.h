@@ -60,10 +60,9 @@ struct PieceRef {
 using U16Reader = std::function<llvm::Value*(llvm::Value* block, llvm::Value* byte_offset)>;
 
 // Direct formats read through this: (global address, bytes) -> the loaded
-// value, 16 bytes as 4 x i32 or 2 bytes as one i16 (the planar Q8_0
-// scale). Without one, Load reads global
-// memory (ld.global.nc); a streaming matvec copies into shared memory first
-// and reads its copies back.
+// value, 16 bytes as 4 x i32 or 2 bytes as one i16 (the planar Q8_0 scale).
+// Without one, Load reads global memory (ld.global.nc); a streaming matvec
+// copies into shared memory first and reads its copies back.
 using DirectFetch = std::function<std::vector<llvm::Value*>(llvm::Value* address, int bytes)>;
 
 class WeightDecoder {

@@ -385,6 +385,18 @@ void ExpectBad(const KernelSpec& spec, const std::string& fragment) {
   EXPECT_TRUE(absl::StrContains(m.status().message(), fragment)) << m.status();
 }
 
+// stream_stages copies a warp's 32 consecutive pieces of a row as 16-byte
+// cp.async units (emit_matvec.cc): for every format that can stream, that
+// span is whole units (planar Q8_0's 32 scales are 64 bytes).
+TEST(Codegen, StreamedSpansAreWhole16ByteUnits) {
+  for (WeightFormat f : testing::AllFormats()) {
+    FormatGeometry g = GetFormatGeometry(f);
+    if (g.staged) continue;
+    EXPECT_EQ(int64_t{32} * g.block_bytes * g.piece_weights / g.block_elems % 16, 0) << WeightFormatName(f);
+    EXPECT_EQ(int64_t{32} * g.piece_weights * g.block_bytes % g.block_elems, 0) << WeightFormatName(f);
+  }
+}
+
 TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   ExpectBad(testing::MatVec("q4k_cols_300", WeightFormat::kQ4_K, 64, 300), "not a multiple of 256");
   ExpectBad(testing::MatVec("q8_cols_48", WeightFormat::kQ8_0Planar, 64, 48), "not a multiple of 32");
@@ -438,7 +450,11 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   early.matvec.stream_stages = 0;
   early.matvec.release_early = true;
   ExpectBad(early, "release_early needs stream_stages");
-  KernelSpec deep = stream;  // 4 stages x 64 threads x 32 rows x 48 bytes = 384 KiB
+  KernelSpec many = stream;
+  many.name = "stream_9";
+  many.matvec.stream_stages = 9;
+  ExpectBad(many, "stream_stages = 9 must be 0 or in [2, 8]");
+  KernelSpec deep = stream;  // 4 stages x 2 warps x 32 rows x 1152-byte spans = 288 KiB
   deep.name = "stream_deep";
   deep.matvec.rows_per_block = 32;
   deep.matvec.stream_stages = 4;

@@ -126,10 +126,18 @@ std::vector<KernelSpec> StreamedMatVecs() {
       {WeightFormat::kQ4_K, Prologue::kNone, Epilogue::kAddInPlace, 1, 64, 8, 1, 2, 1, 3, 2, true, 259, 16384},
       {WeightFormat::kQ5_K, Prologue::kRmsNorm, Epilogue::kSiluMulWith, 2, 128, 8, 2, 1, 4, 3, 1, true, 259, 4096},
       {WeightFormat::kQ5_K, Prologue::kNone, Epilogue::kStore, 1, 64, 8, 1, 1, 1, 2, 1, false, 259, 4096},
+      // The shipped Qwen3-8B Q4_K down projection schedule: 3 chunks per
+      // tile, 12 items per block, stage buffers reused.
+      {WeightFormat::kQ4_K, Prologue::kNone, Epilogue::kAddInPlace, 1, 128, 16, 4, 1, 4, 4, 2, true, 4096, 12288},
+      // k_split with unroll 2 and row tiles: 2 chunks per tile, up to 8
+      // items, 3 stages wrapping around.
+      {WeightFormat::kQ4_K, Prologue::kNone, Epilogue::kAddInPlace, 2, 64, 8, 2, 2, 4, 3, 2, true, 259, 16384},
+      {WeightFormat::kQ8_0Planar, Prologue::kNone, Epilogue::kAddInPlace, 1, 64, 8, 2, 2, 4, 4, 2, false, 259, 8192},
   };
+  int k = 0;
   for (const Streamed& c : streamed) {
-    KernelSpec st = testing::MatVec(absl::StrCat("mvst_", WeightFormatName(c.f), "_", ProName(c.p), "_", EpiName(c.e), "_s",
-                                                 c.stages, c.int8 ? "_i8" : "_f"),
+    KernelSpec st = testing::MatVec(absl::StrCat("mvst", k++, "_", WeightFormatName(c.f), "_", ProName(c.p), "_",
+                                                 EpiName(c.e), "_s", c.stages, c.int8 ? "_i8" : "_f"),
                                     c.f, c.rows, c.cols, c.p, c.e, c.tokens);
     st.matvec.threads = c.threads;
     st.matvec.rows_per_block = c.rows_per_block;
@@ -140,7 +148,7 @@ std::vector<KernelSpec> StreamedMatVecs() {
     st.matvec.stream_stages = c.stages;
     st.matvec.k_split = c.k_split;
     st.matvec.int8_activations = c.int8;
-    st.matvec.release_early = c.stages == 4;
+    st.matvec.release_early = c.stages == 3;
     st.programmatic_launch = true;
     out.push_back(st);
   }
