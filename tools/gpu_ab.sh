@@ -10,7 +10,8 @@
 # (tests/e2e/compare_logits.py, relative error bound 5e-3, the model tests').
 # usage: tools/gpu_ab.sh LOGDIR "TYPES" NAME=KILNC[,TABLE] ...
 # env: KILN_BIN_DIR (kiln, kilnc), KILN_BENCH_ARGS (default: --prompt-lengths
-#      512 --depths 0,4096 --steps 64)
+#      512 --depths 0,4096 --steps 64), KILN_COMPILE_ARGS (extra `kilnc compile`
+#      flags, e.g. --allow-streamed-weights)
 set -uo pipefail
 LOG=$1 TYPES=$2
 shift 2
@@ -28,7 +29,8 @@ for TYPE in $TYPES; do
     KILNC=${REST%%,*} TABLE=
     [ "$REST" != "$KILNC" ] && TABLE=${REST#*,}
     B="$W/8b-$TYPE-$NAME.kiln"
-    "$KILNC" compile "$W/8b-$TYPE.gguf" -o "$B" ${TABLE:+--schedules "$TABLE"} > "$LOG/compile-$TYPE-$NAME.txt" 2>&1 ||
+    "$KILNC" compile "$W/8b-$TYPE.gguf" -o "$B" ${TABLE:+--schedules "$TABLE"} ${KILN_COMPILE_ARGS:-} \
+      > "$LOG/compile-$TYPE-$NAME.txt" 2>&1 ||
       { echo "$TYPE $NAME: compile failed"; tail -3 "$LOG/compile-$TYPE-$NAME.txt"; continue; }
     "$BIN/kiln" bench -b "$B" -m "$W/8b-$TYPE.gguf" --json $ARGS > "$LOG/ab-$TYPE-$NAME.json" 2> "$LOG/ab-$TYPE-$NAME.err"
     python3 - "$LOG/ab-$TYPE-$NAME.json" "$TYPE" "$NAME" <<'PY'

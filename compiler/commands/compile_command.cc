@@ -24,6 +24,8 @@ ABSL_FLAG(std::string, disable_passes, "", "comma-separated passes to skip");
 ABSL_FLAG(bool, time_passes, false, "print a table of per-pass times to stderr");
 ABSL_FLAG(std::string, target, "sm_90", "GPU target (schedule tables)");
 ABSL_FLAG(std::string, schedules, "", "schedule table (.txtpb) to use instead of the built-in one");
+ABSL_FLAG(bool, allow_streamed_weights, false,
+          "accept matvec stream_stages from the table (known wrong in decode graphs; for investigation)");
 
 namespace kiln::compiler {
 namespace {
@@ -44,6 +46,8 @@ weight data: the bundle binds to the GGUF's tensors by name, type and shape.
   --time-passes          print per-pass times to stderr
   --target sm_90         GPU target for schedule selection (default sm_90)
   --schedules T.txtpb    use this schedule table (e.g. from kilnc tune --export)
+  --allow-streamed-weights  accept matvec stream_stages from the table (experimental:
+                         known to give wrong logits in a decode graph; for investigation)
                          instead of the built-in table of the target
 )";
 
@@ -82,6 +86,7 @@ int RunCompile(const std::vector<std::string>& args) {
     context.schedule_table = table_text;
     context.schedule_table_origin = table_path;
   }
+  context.allow_streamed_weights = absl::GetFlag(FLAGS_allow_streamed_weights);
   if (po.time_passes) std::fprintf(stderr, "building the IR: %.6f s\n", build_s);
   if (absl::Status s = pipeline.Run(**module, context, po); !s.ok()) return Fail("compile", s);
 
