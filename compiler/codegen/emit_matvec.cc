@@ -117,6 +117,9 @@ class MatVecEmitter {
   std::vector<Value*> ChunkPieces(Value* ci);
   // stream_stages: item i is row tile tile0_ + i / n_full_, chunk
   // i % n_full_; its copies go to stage i % stream_stages.
+  Value* ItemTile(Value* item);
+  Value* ItemChunk(Value* item);
+  Value* ItemStage(Value* item);
   void StreamItems(Value* items);
   void IssueItem(Value* item);
   void ComputeItem(Value* stage, const std::vector<Value*>& pieces);
@@ -353,9 +356,12 @@ std::vector<Value*> MatVecEmitter::ChunkPieces(Value* ci) {
   return pieces;
 }
 
+Value* MatVecEmitter::ItemTile(Value* item) { return b_.CreateAdd(tile0_, b_.CreateUDiv(item, kb_.I32c(n_full_))); }
+Value* MatVecEmitter::ItemChunk(Value* item) { return b_.CreateURem(item, kb_.I32c(n_full_)); }
+Value* MatVecEmitter::ItemStage(Value* item) { return b_.CreateURem(item, kb_.I32c(plan_.stream_stages)); }
+
 void MatVecEmitter::StreamItems(Value* items) {
   const int S = plan_.stream_stages;
-  Value* nf = kb_.I32c(n_full_);
   kb_.For(kb_.I32c(0), items, kb_.I32c(1), [&](Value* i) {
     // Item i + S - 1 goes to the stage item i - 1 was computed from.
     Value* next = b_.CreateAdd(i, kb_.I32c(S - 1));
@@ -363,9 +369,9 @@ void MatVecEmitter::StreamItems(Value* items) {
     kb_.CpAsyncCommit();  // empty past the end: the wait below counts groups
     kb_.CpAsyncWait(S - 1);
     kb_.SyncWarp();  // the other lanes' copies of item i are visible
-    Value* ci = b_.CreateURem(i, nf);
-    SetTile(b_.CreateAdd(tile0_, b_.CreateUDiv(i, nf)));
-    ComputeItem(b_.CreateURem(i, kb_.I32c(S)), ChunkPieces(ci));
+    Value* ci = ItemChunk(i);
+    SetTile(ItemTile(i));
+    ComputeItem(ItemStage(i), ChunkPieces(ci));
     kb_.SyncWarp();  // every lane has read item i before its stage is refilled
     kb_.If(b_.CreateICmpEQ(ci, kb_.I32c(n_full_ - 1)), [&] {  // the tile's last chunk
       ReduceAndStore();
@@ -396,10 +402,9 @@ MatVecEmitter::SpanSource MatVecEmitter::SourceOf(Value* row, Value* scale_row, 
 
 void MatVecEmitter::IssueItem(Value* item) {
   const int R = plan_.rows_per_group;
-  Value* nf = kb_.I32c(n_full_);
-  Value* stage = b_.CreateURem(item, kb_.I32c(plan_.stream_stages));
-  TileRows rows = RowsOf(b_.CreateAdd(tile0_, b_.CreateUDiv(item, nf)));
-  std::vector<Value*> pieces = ChunkPieces(b_.CreateURem(item, nf));
+  Value* stage = ItemStage(item);
+  TileRows rows = RowsOf(ItemTile(item));
+  std::vector<Value*> pieces = ChunkPieces(ItemChunk(item));
   // The warp copies its span 16 bytes a lane at a time: every copy
   // instruction reads 512 contiguous bytes. Spans are whole 16-byte units
   // (ValidateMatVec).
@@ -440,10 +445,7 @@ void MatVecEmitter::ComputeItem(Value* stage, const std::vector<Value*>& pieces)
           DirectFetch read = [&](Value* address, int bytes) -> std::vector<Value*> {
             if (bytes == 2)
               return {kb_.Load(kb_.I16(), moved(address, src.scales, kb_.Gep(span, plan_.stream_span_bytes)), 2)};
-            Value* v = kb_.Load(llvm::FixedVectorType::get(kb_.I32(), 4), moved(address, src.pieces, span), 16);
-            std::vector<Value*> words;
-            for (int i = 0; i < 4; ++i) words.push_back(b_.CreateExtractElement(v, uint64_t(i)));
-            return words;
+            return kb_.Load4xI32(moved(address, src.pieces, span));
           };
           PieceRef ref{rowptr_[r], scale_row_[r], pieces[u]};
           return dec_.Decode(kb_, ref, dec_.Load(kb_, ref, nullptr, &read));

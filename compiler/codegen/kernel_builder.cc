@@ -163,25 +163,26 @@ void KernelBuilder::StoreVolatile(Value* value, Value* ptr, unsigned align) {
   b_.CreateAlignedStore(value, ptr, llvm::Align(align), /*isVolatile=*/true);
 }
 
-std::vector<Value*> KernelBuilder::LoadNc4xI32(Value* ptr) {
-  Value* v = LoadNc(llvm::FixedVectorType::get(I32(), 4), ptr, 16);
+std::vector<Value*> KernelBuilder::Elements4(Value* vec) {
   std::vector<Value*> out;
-  for (int i = 0; i < 4; ++i) out.push_back(b_.CreateExtractElement(v, uint64_t(i)));
+  for (int i = 0; i < 4; ++i) out.push_back(b_.CreateExtractElement(vec, uint64_t(i)));
   return out;
+}
+
+std::vector<Value*> KernelBuilder::LoadNc4xI32(Value* ptr) {
+  return Elements4(LoadNc(llvm::FixedVectorType::get(I32(), 4), ptr, 16));
+}
+
+std::vector<Value*> KernelBuilder::Load4xI32(Value* ptr) {
+  return Elements4(Load(llvm::FixedVectorType::get(I32(), 4), ptr, 16));
 }
 
 std::vector<Value*> KernelBuilder::LoadNc4xF32(Value* ptr) {
-  Value* v = LoadNc(llvm::FixedVectorType::get(F32(), 4), ptr, 16);
-  std::vector<Value*> out;
-  for (int i = 0; i < 4; ++i) out.push_back(b_.CreateExtractElement(v, uint64_t(i)));
-  return out;
+  return Elements4(LoadNc(llvm::FixedVectorType::get(F32(), 4), ptr, 16));
 }
 
 std::vector<Value*> KernelBuilder::Load4xF32(Value* ptr) {
-  Value* v = Load(llvm::FixedVectorType::get(F32(), 4), ptr, 16);
-  std::vector<Value*> out;
-  for (int i = 0; i < 4; ++i) out.push_back(b_.CreateExtractElement(v, uint64_t(i)));
-  return out;
+  return Elements4(Load(llvm::FixedVectorType::get(F32(), 4), ptr, 16));
 }
 
 void KernelBuilder::Store4xF32(Value* ptr, const std::vector<Value*>& v) {

@@ -80,8 +80,9 @@ class KernelBuilder {
   llvm::Value* LoadVolatile(llvm::Type* type, llvm::Value* ptr, unsigned align);
   void Store(llvm::Value* value, llvm::Value* ptr, unsigned align);
   void StoreVolatile(llvm::Value* value, llvm::Value* ptr, unsigned align);
-  // 16 read-only bytes as 4 x i32.
+  // 16 read-only bytes as 4 x i32; Load4xI32 the same through a plain load.
   std::vector<llvm::Value*> LoadNc4xI32(llvm::Value* ptr);
+  std::vector<llvm::Value*> Load4xI32(llvm::Value* ptr);
   // 4 consecutive floats (16-byte aligned) as 4 scalars.
   std::vector<llvm::Value*> LoadNc4xF32(llvm::Value* ptr);
   std::vector<llvm::Value*> Load4xF32(llvm::Value* ptr);
@@ -164,6 +165,9 @@ class KernelBuilder {
   void AtomicAddF32(llvm::Value* ptr, llvm::Value* v);
 
  private:
+  // The four elements of a 4-vector.
+  std::vector<llvm::Value*> Elements4(llvm::Value* vec);
+
   llvm::Module& module_;
   llvm::LLVMContext& ctx_;
   const KernelSpec& spec_;

@@ -46,9 +46,9 @@ weight data: the bundle binds to the GGUF's tensors by name, type and shape.
   --time-passes          print per-pass times to stderr
   --target sm_90         GPU target for schedule selection (default sm_90)
   --schedules T.txtpb    use this schedule table (e.g. from kilnc tune --export)
+                         instead of the built-in table of the target
   --allow-streamed-weights  accept matvec stream_stages from the table (experimental:
                          known to give wrong logits in a decode graph; for investigation)
-                         instead of the built-in table of the target
 )";
 
 }  // namespace
