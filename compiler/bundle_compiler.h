@@ -17,6 +17,7 @@ struct BundleOptions {
   std::string dump_dir;           // also gets every kernel's .ll and .ptx
   int64_t max_prefill_tokens = 512;
   bool cubin = true;              // assemble with ptxas when it is installed
+  bool programmatic_launch = true;  // where the target has griddepcontrol (sm_90)
 };
 
 struct BundleSummary {

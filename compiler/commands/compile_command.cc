@@ -27,6 +27,9 @@ ABSL_FLAG(std::string, schedules, "", "schedule table (.txtpb) to use instead of
 ABSL_FLAG(bool, allow_streamed_weights, false,
           "accept matvec stream_stages from the table (known wrong in decode graphs; for investigation)");
 
+ABSL_FLAG(bool, no_programmatic_launch, false,
+          "emit no griddepcontrol: each kernel starts after the previous one ends (sm_90)");
+
 namespace kiln::compiler {
 namespace {
 
@@ -49,6 +52,9 @@ weight data: the bundle binds to the GGUF's tensors by name, type and shape.
                          instead of the built-in table of the target
   --allow-streamed-weights  accept matvec stream_stages from the table (experimental:
                          known to give wrong logits in a decode graph; for investigation)
+  --no-programmatic-launch  no programmatic dependent launch (griddepcontrol) on sm_90:
+                         each kernel starts only after the previous one has ended
+                         (slower; for isolating launch-overlap effects)
 )";
 
 }  // namespace
@@ -103,6 +109,7 @@ int RunCompile(const std::vector<std::string>& args) {
   compiler::BundleOptions bo;
   bo.target = target;
   bo.dump_dir = po.dump_dir;
+  bo.programmatic_launch = !absl::GetFlag(FLAGS_no_programmatic_launch);
   auto done = CompileBundle(**module, **file, *config, bo, output);
   if (!done.ok()) return Fail("compile", done.status());
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

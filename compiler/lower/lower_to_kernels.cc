@@ -545,7 +545,7 @@ absl::StatusOr<LoweredModel> LowerToKernels(const ir::Module& module, const gguf
   const ir::Function* prefill = module.FindFunction("prefill");
   const ir::Function* decode = module.FindFunction("decode");
   if (!load || !prefill || !decode) return absl::InternalError("module lacks load, prefill or decode");
-  LoweringContext ctx(module, file, options.target);
+  LoweringContext ctx(module, file, options.target, options.programmatic_launch);
   runtime::Manifest& m = ctx.manifest();
   m.set_format_version(1);
   m.set_producer("kilnc");

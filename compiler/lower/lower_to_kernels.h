@@ -23,6 +23,9 @@ namespace kiln::compiler {
 struct LowerOptions {
   codegen::Target target;
   int64_t max_prefill_tokens = 512;  // prefill chunk size (T of the prefill plan)
+  // Programmatic dependent launch where the target has it (sm_90); false:
+  // no griddepcontrol, every kernel starts after the previous one ends.
+  bool programmatic_launch = true;
 };
 
 struct LoweredModel {

@@ -186,10 +186,11 @@ Expr GridExpr(const codegen::LaunchExpr& g, const Expr& t, int64_t rows_value, c
 absl::Status LoweringContext::Launch(runtime::Plan& plan, codegen::KernelSpec spec,
                                      const std::vector<LaunchArg>& args, const Expr& t, int64_t rows_value,
                                      const Expr* rows_expr) {
-  // Programmatic dependent launch wherever the target has griddepcontrol:
-  // every emitter waits before touching a predecessor's data, so it only
-  // lets a kernel's launch overlap the previous kernel's tail.
-  spec.programmatic_launch = target_.HasGridDependencyControl();
+  // Programmatic dependent launch wherever the target has griddepcontrol
+  // (unless turned off): every emitter waits before touching a
+  // predecessor's data, so it only lets a kernel's launch overlap the
+  // previous kernel's tail.
+  spec.programmatic_launch = programmatic_launch_ && target_.HasGridDependencyControl();
   const std::string key = SpecKey(spec);
   uint32_t k;
   if (auto it = kernel_index_.find(key); it != kernel_index_.end()) {

@@ -36,8 +36,10 @@ struct LaunchArg {
 
 class LoweringContext {
  public:
-  LoweringContext(const ir::Module& module, const gguf::GgufFile& file, codegen::Target target)
-      : module_(module), file_(file), target_(target) {}
+  // programmatic_launch: use griddepcontrol where the target has it.
+  LoweringContext(const ir::Module& module, const gguf::GgufFile& file, codegen::Target target,
+                  bool programmatic_launch = true)
+      : module_(module), file_(file), target_(target), programmatic_launch_(programmatic_launch) {}
 
   runtime::Manifest& manifest() { return manifest_; }
   std::vector<codegen::KernelSpec>& kernels() { return kernels_; }
@@ -63,6 +65,7 @@ class LoweringContext {
   const ir::Module& module_;
   const gguf::GgufFile& file_;
   codegen::Target target_;
+  bool programmatic_launch_ = true;
   runtime::Manifest manifest_;
   std::vector<codegen::KernelSpec> kernels_;
   std::vector<codegen::KernelAbi> abis_;          // parallel to kernels_

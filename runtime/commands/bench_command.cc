@@ -12,6 +12,7 @@
 #include "runtime/commands/session.h"
 #include "runtime/perf/bandwidth_probe.h"
 #include "runtime/perf/bench_options.h"
+#include "runtime/perf/launch_floor.h"
 #include "runtime/perf/measure.h"
 #include "runtime/perf/read_bytes.h"
 #include "support/command_line.h"
@@ -34,6 +35,9 @@ decodes; kernel time per token (every launch timed, eagerly) against that
 wall time; host launches, syncs and copies per token; the weight and KV
 bytes read per token, the GB/s achieved, and that as a percentage of this
 GPU's read bandwidth, measured in the same run by kiln's own probe; the
+launch floor: the decode graph's launches replayed as perfect reads of
+their bytes, one after another (what one kernel per launch costs at best),
+and that against the step's time; the
 time from process start to the first token, and the first request's time to
 first token against the second's. The context is sized for what is measured
 unless --ctx-size is given.
@@ -98,6 +102,16 @@ absl::StatusOr<BenchReport> Bench(const BenchOptions& o) {
   ASSIGN_OR_RETURN(ProbeResult probe, MeasureReadBandwidth(*ctx));
   r.probe_gb_per_s = probe.gb_per_s();
   r.probe_bytes = probe.bytes;
+  if (!r.bytes_known) return r;
+  for (DecodeResult& d : r.decode) {
+    PerfProgress("bench", absl::StrCat("launch floor at depth ", d.depth));
+    ASSIGN_OR_RETURN(std::vector<ReadBytes> each, PlanLaunchReadBytes(m, m.decode(), 1, d.bytes_position, r.context));
+    std::vector<uint64_t> launch_bytes;
+    for (const ReadBytes& b : each) launch_bytes.push_back(b.total());
+    launch_bytes.push_back(0);  // the step advance
+    ASSIGN_OR_RETURN(LaunchFloor floor, MeasureLaunchFloor(*ctx, launch_bytes));
+    d.floor_ms_per_token = floor.median_ms;
+  }
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "runtime/perf/stats.h"
 #include "runtime/preflight.h"
 #include "support/status_macros.h"
@@ -114,6 +115,50 @@ constexpr int kProbeThreads = 256;
 
 }  // namespace
 
+absl::StatusOr<ReadProbeKernel> ReadProbeKernel::Load(const cuda::Context& ctx, bool programmatic) {
+  RETURN_IF_ERROR(ctx.MakeCurrent());
+  if (programmatic && !ctx.device().supports_pdl())
+    return absl::FailedPreconditionError(
+        absl::StrCat("programmatic launch needs sm_90 or newer; ", ctx.device().name, " does not have it"));
+  std::string text = kProbePtx;
+  if (programmatic) {
+    // The same kernel for sm_90 (PTX 7.8 has griddepcontrol), releasing its
+    // dependents and waiting for its predecessor before anything else.
+    const int replaced = absl::StrReplaceAll(
+        {{".version 7.0\n.target sm_75", ".version 7.8\n.target sm_90"},
+         {"\tld.param.u64 \t%rd1, [kiln_read_probe_param_0];",
+          "\tgriddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;\n\tld.param.u64 \t%rd1, [kiln_read_probe_param_0];"}},
+        &text);
+    if (replaced != 2) return absl::InternalError("the probe PTX has changed: cannot make its sm_90 variant");
+  }
+  absl::Span<const uint8_t> ptx(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  ReadProbeKernel k;
+  k.programmatic_ = programmatic;
+  ASSIGN_OR_RETURN(std::unique_ptr<cuda::Module> module,
+                   cuda::Module::Load(ctx, ptx, cuda::ImageKind::kPtx, "kiln's bandwidth-probe PTX"));
+  k.module_ = std::move(module);
+  ASSIGN_OR_RETURN(k.f_, k.module_->GetFunction("kiln_read_probe"));
+  ASSIGN_OR_RETURN(int per_sm, k.f_.MaxActiveBlocksPerSm(kProbeThreads));
+  // One full wave: every thread reads the same number of vectors, so no
+  // block of a second wave runs alone at the end.
+  k.threads_ = kProbeThreads;
+  k.blocks_ = std::max(1, per_sm) * std::max(1, ctx.device().sm_count);
+  ASSIGN_OR_RETURN(cuda::DeviceBuffer sink, cuda::DeviceBuffer::Allocate(ctx, 256));
+  k.sink_ = std::make_shared<cuda::DeviceBuffer>(std::move(sink));
+  return k;
+}
+
+absl::Status ReadProbeKernel::Launch(const cuda::Stream& stream, CUdeviceptr src, uint64_t bytes) const {
+  CUdeviceptr sink_ptr = sink_->ptr();
+  uint64_t vectors = bytes / 16;
+  void* params[3] = {&src, &vectors, &sink_ptr};
+  cuda::LaunchConfig config;
+  config.grid[0] = static_cast<uint32_t>(blocks_);
+  config.block[0] = static_cast<uint32_t>(threads_);
+  config.programmatic = programmatic_;
+  return stream.Launch(f_, config, params);
+}
+
 uint64_t ProbeBytes(uint64_t free_bytes, const ProbeOptions& o) {
   const double fraction = std::clamp(o.free_fraction, 0.0, 1.0);
   uint64_t bytes = std::min(o.max_bytes, static_cast<uint64_t>(static_cast<double>(free_bytes) * fraction));
@@ -131,34 +176,21 @@ absl::StatusOr<ProbeResult> MeasureReadBandwidth(const cuda::Context& ctx, const
     return absl::FailedPreconditionError(absl::StrCat("the bandwidth probe needs ", FormatBytes(kMinProbeBytes),
                                                       " of GPU memory to read, ", FormatBytes(mem.free), " is free on ",
                                                       ctx.device().name));
-  absl::Span<const uint8_t> ptx(reinterpret_cast<const uint8_t*>(kProbePtx), sizeof(kProbePtx) - 1);
-  ASSIGN_OR_RETURN(std::unique_ptr<cuda::Module> module,
-                   cuda::Module::Load(ctx, ptx, cuda::ImageKind::kPtx, "kiln's bandwidth-probe PTX"));
-  ASSIGN_OR_RETURN(cuda::Function f, module->GetFunction("kiln_read_probe"));
-  ASSIGN_OR_RETURN(int per_sm, f.MaxActiveBlocksPerSm(kProbeThreads));
-  // One full wave: every thread reads the same number of vectors, so no
-  // block of a second wave runs alone at the end.
-  r.threads = kProbeThreads;
-  r.blocks = std::max(1, per_sm) * std::max(1, ctx.device().sm_count);
+  ASSIGN_OR_RETURN(ReadProbeKernel kernel, ReadProbeKernel::Load(ctx));
+  r.threads = kernel.threads();
+  r.blocks = kernel.blocks();
 
   ASSIGN_OR_RETURN(cuda::DeviceBuffer src, cuda::DeviceBuffer::Allocate(ctx, r.bytes));
-  ASSIGN_OR_RETURN(cuda::DeviceBuffer sink, cuda::DeviceBuffer::Allocate(ctx, 256));
   ASSIGN_OR_RETURN(std::unique_ptr<cuda::Stream> stream, cuda::Stream::Create(ctx));
   ASSIGN_OR_RETURN(std::unique_ptr<cuda::Event> start, cuda::Event::Create(ctx, CU_EVENT_DEFAULT));
   ASSIGN_OR_RETURN(std::unique_ptr<cuda::Event> end, cuda::Event::Create(ctx, CU_EVENT_DEFAULT));
   RETURN_IF_ERROR(stream->Memset(src.ptr(), 1, r.bytes));  // backs every page; the values do not matter
 
-  CUdeviceptr src_ptr = src.ptr(), sink_ptr = sink.ptr();
-  uint64_t vectors = r.bytes / 16;
-  void* params[3] = {&src_ptr, &vectors, &sink_ptr};
-  cuda::LaunchConfig config;
-  config.grid[0] = static_cast<uint32_t>(r.blocks);
-  config.block[0] = kProbeThreads;
-  for (int i = 0; i < o.warmup; ++i) RETURN_IF_ERROR(stream->Launch(f, config, params));
+  for (int i = 0; i < o.warmup; ++i) RETURN_IF_ERROR(kernel.Launch(*stream, src.ptr(), r.bytes));
   std::vector<double> ms;
   for (int i = 0; i < o.reps; ++i) {
     RETURN_IF_ERROR(start->Record(*stream));
-    RETURN_IF_ERROR(stream->Launch(f, config, params));
+    RETURN_IF_ERROR(kernel.Launch(*stream, src.ptr(), r.bytes));
     RETURN_IF_ERROR(end->Record(*stream));
     RETURN_IF_ERROR(end->Synchronize());
     ASSIGN_OR_RETURN(float t, cuda::Event::ElapsedMs(*start, *end));

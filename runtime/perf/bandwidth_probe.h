@@ -5,6 +5,7 @@
 #define KILN_RUNTIME_PERF_BANDWIDTH_PROBE_H_
 
 #include <cstdint>
+#include <memory>
 
 #include "absl/status/statusor.h"
 #include "runtime/cuda/driver.h"
@@ -30,6 +31,31 @@ struct ProbeResult {
   int blocks = 0;          // grid: one full wave
   int threads = 0;         // per block
   double gb_per_s() const { return median_ms > 0 ? 1e-6 * static_cast<double>(bytes) / median_ms : 0.0; }
+};
+
+// kiln's read kernel loaded on a context: one launch reads a range with
+// 16-byte non-coherent loads, one full wave of blocks striding over it
+// (what a perfect memory-bound kernel does). Shared by the bandwidth probe
+// and the launch floor (launch_floor.h). `programmatic` (sm_90): the kernel
+// starts with griddepcontrol.launch_dependents and griddepcontrol.wait and
+// launches programmatically, so the next launch's blocks arrive while it
+// runs but read nothing before it has ended, as kiln's kernels launch.
+class ReadProbeKernel {
+ public:
+  static absl::StatusOr<ReadProbeKernel> Load(const cuda::Context& ctx, bool programmatic = false);
+  bool programmatic() const { return programmatic_; }
+  // Enqueues a read of `bytes` (whole 16-byte vectors are read; a tail is
+  // ignored) from `src` on `stream`.
+  absl::Status Launch(const cuda::Stream& stream, CUdeviceptr src, uint64_t bytes) const;
+  int blocks() const { return blocks_; }
+  int threads() const { return threads_; }
+
+ private:
+  std::shared_ptr<cuda::Module> module_;
+  cuda::Function f_;
+  std::shared_ptr<cuda::DeviceBuffer> sink_;
+  int blocks_ = 0, threads_ = 0;
+  bool programmatic_ = false;
 };
 
 // The buffer the probe reads given `free_bytes` of free GPU memory: the

@@ -30,7 +30,7 @@ std::string FormatBenchReport(const BenchReport& r) {
   absl::StrAppend(&out, prefill.Render(), "\ndecode\n");
 
   TextTable decode({"depth", "tok/s", "ms/tok", "kernel ms/tok", "kernel/wall", "launches/tok", "syncs/tok",
-                    "copies/tok", "weights GB/tok", "KV GB/tok", "GB/s", "% of probe"},
+                    "copies/tok", "weights GB/tok", "KV GB/tok", "GB/s", "% of probe", "floor ms/tok", "% of floor"},
                    0);
   for (const DecodeResult& d : r.decode) {
     const bool bytes = r.bytes_known;
@@ -40,9 +40,13 @@ std::string FormatBenchReport(const BenchReport& r) {
                    absl::StrFormat("%.2f", d.syncs_per_token), absl::StrFormat("%.2f", d.copies_per_token),
                    bytes ? Gb(d.bytes_per_token.weights) : "-", bytes ? Gb(d.bytes_per_token.kv) : "-",
                    bytes ? absl::StrFormat("%.0f", d.gb_per_s()) : "-",
-                   bytes ? absl::StrFormat("%.1f", r.ProbePercent(d)) : "-"});
+                   bytes ? absl::StrFormat("%.1f", r.ProbePercent(d)) : "-",
+                   d.floor_ms_per_token > 0 ? absl::StrFormat("%.3f", d.floor_ms_per_token) : "-",
+                   d.floor_ms_per_token > 0 ? absl::StrFormat("%.1f", d.FloorPercent()) : "-"});
   }
   absl::StrAppend(&out, decode.Render());
+  absl::StrAppend(&out, "(floor: the same launches as perfect reads of their bytes, one after another; "
+                        "% of floor: the floor against the step's time)\n");
   if (!r.bytes_known)
     absl::StrAppend(&out, "(the bundle does not state the bytes its kernels read: recompile it with a newer kilnc "
                           "for GB/s)\n");
@@ -88,6 +92,9 @@ std::string BenchReportJson(const BenchReport& r) {
     w.Key("kv_bytes_per_token").Int(static_cast<int64_t>(d.bytes_per_token.kv));
     w.Key("gb_per_s").Double(d.gb_per_s());
     w.Key("probe_percent").Double(r.ProbePercent(d));
+    w.Key("bytes_position").Int(d.bytes_position);
+    w.Key("launch_floor_ms_per_token").Double(d.floor_ms_per_token);
+    w.Key("launch_floor_percent").Double(d.FloorPercent());
     w.EndObject();
   }
   w.EndArray();

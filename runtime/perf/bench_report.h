@@ -26,11 +26,18 @@ struct DecodeResult {
   double syncs_per_token = 0;
   double copies_per_token = 0;
   ReadBytes bytes_per_token;      // weights + KV at the timed steps' middle position
+  int64_t bytes_position = 0;     // that position
+  // The launch floor (launch_floor.h): the decode graph's launches as perfect
+  // reads of their bytes, one after another; 0 when not measured.
+  double floor_ms_per_token = 0;
   double tok_per_s() const { return ms_per_token > 0 ? 1e3 / ms_per_token : 0.0; }
   double gb_per_s() const {
     return ms_per_token > 0 ? 1e-6 * static_cast<double>(bytes_per_token.total()) / ms_per_token : 0.0;
   }
   double kernel_fraction() const { return ms_per_token > 0 ? kernel_ms_per_token / ms_per_token : 0.0; }
+  // The step's wall time against its launch floor, as a percentage (100:
+  // the kernels lose nothing over perfect reads with the same launches).
+  double FloorPercent() const { return ms_per_token > 0 ? 100.0 * floor_ms_per_token / ms_per_token : 0.0; }
 };
 
 struct BenchReport {

@@ -104,7 +104,8 @@ absl::StatusOr<DecodeRun> RunDecode(Executor& ex, const Manifest& m, int64_t dep
   d.launches_per_token = PerToken(c.launches, steps);
   d.syncs_per_token = PerToken(c.syncs, steps);
   d.copies_per_token = PerToken(c.copies, steps);
-  ASSIGN_OR_RETURN(d.bytes_per_token, PlanReadBytes(m, m.decode(), 1, start + steps / 2, ex.context()));
+  d.bytes_position = start + steps / 2;
+  ASSIGN_OR_RETURN(d.bytes_per_token, PlanReadBytes(m, m.decode(), 1, d.bytes_position, ex.context()));
 
   // The same positions again, eagerly, every launch timed.
   RETURN_IF_ERROR(ex.Rewind(start));

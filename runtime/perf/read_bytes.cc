@@ -23,13 +23,23 @@ absl::StatusOr<ReadBytes> LaunchReadBytes(const Kernel& k, int64_t tokens, int64
   return b;
 }
 
-absl::StatusOr<ReadBytes> PlanReadBytes(const Manifest& m, const Plan& plan, int64_t tokens, int64_t position,
-                                        int64_t context) {
-  ReadBytes sum;
+absl::StatusOr<std::vector<ReadBytes>> PlanLaunchReadBytes(const Manifest& m, const Plan& plan, int64_t tokens,
+                                                           int64_t position, int64_t context) {
+  std::vector<ReadBytes> out;
   for (const Launch& l : plan.launches()) {
     if (l.kernel() >= static_cast<uint32_t>(m.kernels_size()))
       return absl::InvalidArgumentError(absl::StrCat("launch of kernel ", l.kernel(), ", which is out of range"));
     ASSIGN_OR_RETURN(ReadBytes b, LaunchReadBytes(m.kernels(l.kernel()), tokens, position, context));
+    out.push_back(b);
+  }
+  return out;
+}
+
+absl::StatusOr<ReadBytes> PlanReadBytes(const Manifest& m, const Plan& plan, int64_t tokens, int64_t position,
+                                        int64_t context) {
+  ASSIGN_OR_RETURN(std::vector<ReadBytes> each, PlanLaunchReadBytes(m, plan, tokens, position, context));
+  ReadBytes sum;
+  for (const ReadBytes& b : each) {
     sum.weights += b.weights;
     sum.kv += b.kv;
   }

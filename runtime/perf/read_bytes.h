@@ -5,6 +5,7 @@
 #define KILN_RUNTIME_PERF_READ_BYTES_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "runtime/manifest.pb.h"
@@ -22,7 +23,11 @@ struct ReadBytes {
 // for each of the position + tokens positions attended to.
 absl::StatusOr<ReadBytes> LaunchReadBytes(const Kernel& k, int64_t tokens, int64_t position, int64_t context);
 
-// Every launch of `plan` (a plan of `m`), the same way.
+// Each launch of `plan` (a plan of `m`), the same way, in order.
+absl::StatusOr<std::vector<ReadBytes>> PlanLaunchReadBytes(const Manifest& m, const Plan& plan, int64_t tokens,
+                                                           int64_t position, int64_t context);
+
+// Every launch of `plan`, summed.
 absl::StatusOr<ReadBytes> PlanReadBytes(const Manifest& m, const Plan& plan, int64_t tokens, int64_t position,
                                         int64_t context);
 

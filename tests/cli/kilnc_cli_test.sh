@@ -70,6 +70,11 @@ expect_error "tune --candidate_timeout 0" "--candidate_timeout must be positive"
 SCHED=$(cd "$(dirname "$0")/../../schedules" && pwd)
 check "--schedules with the shipped sm_90 table gives the same bundle" \
   bash -c "'$KILNC' compile '$T/c_Q8_0.gguf' -o '$T/c_sched.kiln' --schedules '$SCHED/sm_90.txtpb' 2>/dev/null && cmp -s '$T/c_sched.kiln' '$T/c_Q8_0.kiln'"
+"$KILNC" compile "$T/c_Q8_0.gguf" -o "$T/c_nopdl.kiln" --no-programmatic-launch 2>/dev/null
+"$KILNC" inspect "$T/c_nopdl.kiln" > "$T/c_nopdl.txt"
+check "sm_90 kernels launch programmatically by default" grep -q "programmatic_launch: true" "$T/c_Q8_0.txt"
+check "--no-programmatic-launch: no programmatic launches" bash -c "! grep -q 'programmatic_launch: true' '$T/c_nopdl.txt'"
+check "--no-programmatic-launch: no griddepcontrol in the PTX" bash -c "grep -q 'ld.global' '$T/c_nopdl.kiln' && ! grep -q griddepcontrol '$T/c_nopdl.kiln'"
 expect_error "--schedules for another target" "is not a table for target sm_90" \
   "$KILNC" compile "$T/c_Q8_0.gguf" -o "$T/x.kiln" --schedules "$SCHED/sm_89.txtpb"
 expect_error "--schedules that does not exist" "cannot open $T/none.txtpb" \

@@ -15,6 +15,8 @@
 #include "runtime/bundle/expr.h"
 #include "runtime/executor.h"
 #include "runtime/perf/bandwidth_probe.h"
+#include "runtime/perf/launch_floor.h"
+#include "support/status_macros.h"
 #include "runtime/perf/bench_options.h"
 #include "runtime/perf/bench_report.h"
 #include "runtime/perf/kernel_table.h"
@@ -270,6 +272,8 @@ BenchReport SampleReport() {
   d.kernel_ms_per_token = 1.8;
   d.launches_per_token = d.syncs_per_token = d.copies_per_token = 1;
   d.bytes_per_token = {6'000'000'000, 2'000'000'000};
+  d.bytes_position = 16448;
+  d.floor_ms_per_token = 1.5;
   r.decode = {d};
   return r;
 }
@@ -281,6 +285,7 @@ TEST(BenchReportTest, DerivedFiguresAreConsistent) {
   EXPECT_DOUBLE_EQ(d.gb_per_s(), 4000);  // 8 GB in 2 ms
   EXPECT_DOUBLE_EQ(d.kernel_fraction(), 0.9);
   EXPECT_DOUBLE_EQ(r.ProbePercent(d), 100);
+  EXPECT_DOUBLE_EQ(d.FloorPercent(), 75);  // 1.5 ms of perfect launches in a 2 ms step
   EXPECT_DOUBLE_EQ(r.prefill[1].tok_per_s(), 9250);
   r.bytes_known = false;
   EXPECT_DOUBLE_EQ(r.ProbePercent(d), 0);
@@ -296,6 +301,8 @@ TEST(BenchReportTest, TableShowsEveryMeasurement) {
   EXPECT_THAT(text, HasSubstr("% of probe"));
   EXPECT_THAT(text, HasSubstr("  3700  400.00   9250"));
   EXPECT_THAT(text, HasSubstr("100.0"));
+  EXPECT_THAT(text, HasSubstr("% of floor"));
+  EXPECT_THAT(text, HasSubstr("1.500        75.0"));
   BenchReport r = SampleReport();
   r.bytes_known = false;
   EXPECT_THAT(FormatBenchReport(r), HasSubstr("does not state the bytes its kernels read"));
@@ -312,10 +319,22 @@ TEST(BenchReportTest, JsonHasEveryField) {
   const google::protobuf::Struct& d = Field(s, "decode").list_value().values(0).struct_value();
   for (const char* key : {"depth", "steps", "tok_per_s", "ms_per_token", "kernel_ms_per_token", "kernel_fraction",
                           "host_launches_per_token", "host_syncs_per_token", "host_copies_per_token",
-                          "weight_bytes_per_token", "kv_bytes_per_token", "gb_per_s", "probe_percent"})
+                          "weight_bytes_per_token", "kv_bytes_per_token", "gb_per_s", "probe_percent",
+                          "bytes_position", "launch_floor_ms_per_token", "launch_floor_percent"})
     Field(d, key);
+  EXPECT_EQ(Field(d, "launch_floor_percent").number_value(), 75);
   EXPECT_EQ(Field(d, "weight_bytes_per_token").number_value(), 6e9);
   EXPECT_EQ(Field(d, "probe_percent").number_value(), 100);
+}
+
+TEST(LaunchFloorTest, RingOffsetsPackReadsAndWrapWhole) {
+  absl::StatusOr<std::vector<uint64_t>> o = RingOffsets({100, 0, 50, 40, 0}, 192);
+  ASSERT_TRUE(o.ok()) << o.status();
+  // 100 -> [0, 112), 0 at 112, 50 -> [112, 176), 40 would end at 216: wraps to 0.
+  EXPECT_EQ(*o, (std::vector<uint64_t>{0, 112, 112, 0, 48}));
+  absl::StatusOr<std::vector<uint64_t>> big = RingOffsets({100, 193}, 192);
+  ASSERT_FALSE(big.ok());
+  EXPECT_THAT(big.status().message(), HasSubstr("more than the"));
 }
 
 // ------------------------------------------------------------ support
@@ -349,13 +368,25 @@ TEST(TextTableTest, AlignsNamesLeftAndNumbersRight) {
 
 // ------------------------------------------------------------ GPU tests
 
+// GPU 0's context and its probe result.
+struct ProbedGpu {
+  std::unique_ptr<cuda::Context> ctx;
+  ProbeResult probe;
+};
+
+absl::StatusOr<ProbedGpu> ProbeGpu0() {
+  ASSIGN_OR_RETURN(const cuda::Driver* driver, cuda::Driver::Get());
+  ProbedGpu g;
+  ASSIGN_OR_RETURN(g.ctx, cuda::Context::Create(*driver, 0));
+  ASSIGN_OR_RETURN(g.probe, MeasureReadBandwidth(*g.ctx));
+  return g;
+}
+
 TEST(PerfGpuTest, TheProbeReadsAtAPlausibleBandwidth) {
-  absl::StatusOr<const cuda::Driver*> driver = cuda::Driver::Get();
-  ASSERT_TRUE(driver.ok()) << driver.status();
-  absl::StatusOr<std::unique_ptr<cuda::Context>> ctx = cuda::Context::Create(**driver, 0);
-  ASSERT_TRUE(ctx.ok()) << ctx.status();
-  absl::StatusOr<ProbeResult> p = MeasureReadBandwidth(**ctx);
-  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<ProbedGpu> g = ProbeGpu0();
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::unique_ptr<cuda::Context>* ctx = &g->ctx;
+  const ProbeResult* p = &g->probe;
   std::printf("probe: %s reads %.0f GB/s (median of %d over %.2f GB; best %.3f ms; %d blocks of %d)\n",
               (*ctx)->device().name.c_str(), p->gb_per_s(), p->reps, 1e-9 * static_cast<double>(p->bytes),
               p->best_ms, p->blocks, p->threads);
@@ -368,6 +399,34 @@ TEST(PerfGpuTest, TheProbeReadsAtAPlausibleBandwidth) {
   if ((*ctx)->device().name.find("H200") != std::string::npos) {
     EXPECT_GT(p->gb_per_s(), 3500.0);  // about 4.4-4.5 TB/s measured on the H200 host
   }
+}
+
+// The launch floor never beats the probe's bandwidth, and launches cost
+// time even with nothing to read.
+TEST(PerfGpuTest, TheLaunchFloorCostsAtLeastTheBytesAndSomethingPerLaunch) {
+  absl::StatusOr<ProbedGpu> g = ProbeGpu0();
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::unique_ptr<cuda::Context>* ctx = &g->ctx;
+  const ProbeResult* p = &g->probe;
+  // 36 "layers" of 27, 18, 107 and 54 MB reads with an empty launch between
+  // the first two (Qwen3-8B Q8_0's decode matvecs and attention).
+  std::vector<uint64_t> layer = {26'738'688, 0, 17'825'792, 106'954'752, 53'477'376};
+  std::vector<uint64_t> step;
+  for (int l = 0; l < 36; ++l) step.insert(step.end(), layer.begin(), layer.end());
+  absl::StatusOr<LaunchFloor> f = MeasureLaunchFloor(**ctx, step);
+  ASSERT_TRUE(f.ok()) << f.status();
+  const double ideal_ms = 1e-6 * static_cast<double>(f->bytes) / p->gb_per_s();
+  absl::StatusOr<LaunchFloor> empty = MeasureLaunchFloor(**ctx, std::vector<uint64_t>(180, 0));
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  std::printf("launch floor (%s): %d launches, %.2f GB: %.3f ms (%.3f ms at the probe's %.0f GB/s, %.1f %%); "
+              "180 empty launches %.3f ms\n",
+              f->programmatic ? "programmatic" : "plain", f->launches, 1e-9 * static_cast<double>(f->bytes), f->median_ms, ideal_ms, p->gb_per_s(),
+              100.0 * ideal_ms / f->median_ms, empty->median_ms);
+  EXPECT_EQ(f->launches, 180);
+  EXPECT_EQ(f->programmatic, (*ctx)->device().supports_pdl());
+  EXPECT_GE(f->median_ms, 0.97 * ideal_ms);
+  EXPECT_GT(empty->median_ms, 0.0);
+  EXPECT_LT(empty->median_ms, f->median_ms);
 }
 
 class ExecutorPerfGpuTest : public ::testing::Test {
