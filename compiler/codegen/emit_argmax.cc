@@ -90,7 +90,7 @@ absl::Status EmitArgmax(KernelBuilder& kb) {
   Value* best = kb.Var(kb.F32(), kb.F32c(kNegInf), "best");
   Value* idx = kb.Var(kb.I32(), kb.I32c(kNone), "idx");
   kb.For(b.CreateAdd(begin, tid), end, kb.I32c(NT), [&](Value* i) {
-    Value* v = kb.Load(kb.F32(), kb.Gep(base, b.CreateShl(i64(i), kb.I64c(2))), 4);
+    Value* v = kb.LoadInput(kb.F32(), kb.Gep(base, b.CreateShl(i64(i), kb.I64c(2))), 4);
     // Indices grow within a thread, so a strict > keeps the lowest.
     Value* better = b.CreateFCmpOGT(v, kb.Get(best));
     kb.Set(best, b.CreateSelect(better, v, kb.Get(best)));

@@ -88,8 +88,8 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, 
     Value* half = kb.I32c(H2);
     Value* ss = kb.Var(kb.F32(), kb.F32c(0.0f), "ss");
     kb.For(lane, half, kb.I32c(kWarp), [&](Value* i) {
-      Value* x0 = kb.Load(kb.F32(), F32At(kb, src, i), 4);
-      Value* x1 = kb.Load(kb.F32(), F32At(kb, src, b.CreateAdd(i, half)), 4);
+      Value* x0 = kb.LoadInput(kb.F32(), F32At(kb, src, i), 4);
+      Value* x1 = kb.LoadInput(kb.F32(), F32At(kb, src, b.CreateAdd(i, half)), 4);
       kb.Set(ss, kb.Fma(x1, x1, kb.Fma(x0, x0, kb.Get(ss))));
     });
     Value* mean = b.CreateFDiv(kb.WarpSum(kb.Get(ss)), kb.F32c(static_cast<float>(D)));
@@ -98,16 +98,16 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, 
     Value* q_dst = F32At(kb, q_s, b.CreateMul(hh, kb.I32c(D)));
     kb.For(lane, half, kb.I32c(kWarp), [&](Value* i) {
       Value* i1 = b.CreateAdd(i, half);
-      Value* y0 = b.CreateFMul(b.CreateFMul(kb.Load(kb.F32(), F32At(kb, src, i), 4), r), kb.Load(kb.F32(), F32At(kb, w, i), 4));
-      Value* y1 = b.CreateFMul(b.CreateFMul(kb.Load(kb.F32(), F32At(kb, src, i1), 4), r), kb.Load(kb.F32(), F32At(kb, w, i1), 4));
+      Value* y0 = b.CreateFMul(b.CreateFMul(kb.LoadInput(kb.F32(), F32At(kb, src, i), 4), r), kb.Load(kb.F32(), F32At(kb, w, i), 4));
+      Value* y1 = b.CreateFMul(b.CreateFMul(kb.LoadInput(kb.F32(), F32At(kb, src, i1), 4), r), kb.Load(kb.F32(), F32At(kb, w, i1), 4));
       const std::pair<Value*, Value*> o = rope.Rotate(p, i, y0, y1);
       kb.IfElse(
           is_k,
           [&] {
             StoreCacheElement(kb, k_row, i, o.first);
             StoreCacheElement(kb, k_row, i1, o.second);
-            StoreCacheElement(kb, v_row, i, kb.Load(kb.F32(), F32At(kb, v_src, i), 4));
-            StoreCacheElement(kb, v_row, i1, kb.Load(kb.F32(), F32At(kb, v_src, i1), 4));
+            StoreCacheElement(kb, v_row, i, kb.LoadInput(kb.F32(), F32At(kb, v_src, i), 4));
+            StoreCacheElement(kb, v_row, i1, kb.LoadInput(kb.F32(), F32At(kb, v_src, i1), 4));
           },
           [&] {
             Value* scale = kb.F32c(spec.attn_scale * kLog2e);
@@ -287,7 +287,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   Value* kvh = kb.Ctaid(0);
   Value* split = kb.Ctaid(1);
   kb.GridDependencyWait();
-  Value* L = b.CreateAdd(kb.Load(kb.I32(), kb.Param("pos"), 4), i32c(1));
+  Value* L = b.CreateAdd(kb.LoadInput(kb.I32(), kb.Param("pos"), 4), i32c(1));
   auto smin = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); };
   auto smax = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSGT(x, y), x, y); };
   // Positions per split: ceil(L/MS) rounded up to 32, at least MIN, at
@@ -306,13 +306,13 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     return kb.Gep(cache, b.CreateMul(e, kb.I64c(eb)));
   };
   // 4 cache elements as floats (dims 4k..4k+3, 8- or 16-byte aligned).
-  // Cache loads: read-only (ld.global.nc) unless this kernel writes the
-  // cache itself (step 0).
+  // Cache loads: what an earlier kernel wrote (KernelBuilder::LoadInput)
+  // unless this kernel writes the cache itself (step 0): then plain loads.
   auto cache_load = [&](llvm::Type* type, Value* ptr, unsigned align) {
-    return spec.rope_fused ? kb.Load(type, ptr, align) : kb.LoadNc(type, ptr, align);
+    return spec.rope_fused ? kb.Load(type, ptr, align) : kb.LoadInput(type, ptr, align);
   };
   auto load4 = [&](Value* ptr) -> std::vector<Value*> {
-    if (eb == 4) return spec.rope_fused ? kb.Load4xF32(ptr) : kb.LoadNc4xF32(ptr);
+    if (eb == 4) return spec.rope_fused ? kb.Load4xF32(ptr) : kb.LoadInput4xF32(ptr);
     Value* w = cache_load(kb.I64(), ptr, 8);
     std::vector<Value*> v;
     for (int i = 0; i < 4; ++i)
@@ -331,7 +331,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       Value* q = kb.Param("q");
       Value* qbase = b.CreateMul(kvh, i32c(int64_t{G} * D));
       kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
-        Value* v = kb.Load(kb.F32(), F32At(kb, q, b.CreateAdd(qbase, i)), 4);
+        Value* v = kb.LoadInput(kb.F32(), F32At(kb, q, b.CreateAdd(qbase, i)), 4);
         kb.Store(b.CreateFMul(v, kb.F32c(spec.attn_scale * kLog2e)), F32At(kb, q_s, i), 4);
       });
       kb.Barrier();

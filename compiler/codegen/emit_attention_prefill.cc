@@ -40,7 +40,7 @@ absl::Status EmitAttentionPrefill(KernelBuilder& kb) {
   // Dependents may launch now (they wait for this grid to finish anyway);
   // triggering after the loops made ptxas 13 spill a register on sm_90.
   kb.GridDependencyLaunchDependents();
-  Value* P = kb.Load(kb.I32(), kb.Param("pos"), 4);
+  Value* P = kb.LoadInput(kb.I32(), kb.Param("pos"), 4);
   Value* T = kb.Param("T");
   Value* dim0 = b.CreateMul(lane, i32c(dpl));
   Value* kc = kb.Param("k_cache");
@@ -56,17 +56,17 @@ absl::Status EmitAttentionPrefill(KernelBuilder& kb) {
       for (int c = 0; c < dpl; c += 4) {
         int n = dpl - c < 4 ? dpl - c : 4;
         llvm::Type* t = n == 4 ? kb.I64() : ty;
-        Value* w = kb.LoadNc(t, kb.Gep(ptr, int64_t{2} * c), 2 * n);
+        Value* w = kb.LoadInput(t, kb.Gep(ptr, int64_t{2} * c), 2 * n);
         for (int i = 0; i < n; ++i)
           v.push_back(kb.HalfToFloat(b.CreateTrunc(b.CreateLShr(w, llvm::ConstantInt::get(t, 16 * i)), kb.I16())));
       }
     } else {
       for (int c = 0; c < dpl; c += 4) {
         if (dpl - c >= 4) {
-          std::vector<Value*> q = kb.LoadNc4xF32(kb.Gep(ptr, int64_t{4} * c));
+          std::vector<Value*> q = kb.LoadInput4xF32(kb.Gep(ptr, int64_t{4} * c));
           v.insert(v.end(), q.begin(), q.end());
         } else {
-          for (int i = c; i < dpl; ++i) v.push_back(kb.LoadNc(kb.F32(), kb.Gep(ptr, int64_t{4} * i), 4));
+          for (int i = c; i < dpl; ++i) v.push_back(kb.LoadInput(kb.F32(), kb.Gep(ptr, int64_t{4} * i), 4));
         }
       }
     }
@@ -81,7 +81,7 @@ absl::Status EmitAttentionPrefill(KernelBuilder& kb) {
       Value* qptr = kb.Gep(kb.Param("q"), b.CreateShl(qrow, kb.I64c(2)));
       std::vector<Value*> qv;
       for (int i = 0; i < dpl; ++i)
-        qv.push_back(b.CreateFMul(kb.Load(kb.F32(), kb.Gep(qptr, int64_t{4} * i), 4), kb.F32c(spec.attn_scale * kLog2e)));
+        qv.push_back(b.CreateFMul(kb.LoadInput(kb.F32(), kb.Gep(qptr, int64_t{4} * i), 4), kb.F32c(spec.attn_scale * kLog2e)));
       Value* lim = b.CreateAdd(P, t);  // last attended position
       Value* m = kb.Var(kb.F32(), kb.F32c(kNegInf), "m");
       Value* l = kb.Var(kb.F32(), kb.F32c(0.0f), "l");

@@ -35,7 +35,7 @@ absl::Status EmitCopyRows(KernelBuilder& kb) {
     Value* dst = kb.Gep(kb.Param("dst"), b.CreateMul(b.CreateSExt(dst_row, kb.I64()), kb.I64c(spec.row_bytes)));
     kb.For(kb.Tid(), kb.I32c(spec.row_bytes / width), kb.I32c(spec.elementwise.threads), [&](Value* j) {
       Value* off = b.CreateMul(b.CreateZExt(j, kb.I64()), kb.I64c(width));
-      kb.Store(kb.LoadNc(ty, kb.Gep(src, off), width), kb.Gep(dst, off), width);
+      kb.Store(kb.LoadInput(ty, kb.Gep(src, off), width), kb.Gep(dst, off), width);
     });
   });
   kb.GridDependencyLaunchDependents();

@@ -21,7 +21,7 @@ absl::Status EmitEmbed(KernelBuilder& kb) {
 
   kb.GridDependencyWait();
   Value* t = kb.Ctaid(0);
-  Value* tok = kb.Load(kb.I32(), kb.Gep(kb.Param("tokens"), b.CreateShl(b.CreateZExt(t, kb.I64()), kb.I64c(2))), 4);
+  Value* tok = kb.LoadInput(kb.I32(), kb.Gep(kb.Param("tokens"), b.CreateShl(b.CreateZExt(t, kb.I64()), kb.I64c(2))), 4);
   // An out-of-range id reads row 0 or the last row instead of faulting.
   tok = b.CreateSelect(b.CreateICmpSLT(tok, kb.I32c(0)), kb.I32c(0), tok);
   tok = b.CreateSelect(b.CreateICmpSLT(tok, kb.I32c(spec.rows)), tok, kb.I32c(spec.rows - 1));

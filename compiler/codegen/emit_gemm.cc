@@ -112,7 +112,7 @@ absl::Status GemmEmitter::Emit() {
       Value* row = kb_.Gep(X, b_.CreateMul(b_.CreateZExt(t, kb_.I64()), kb_.I64c(spec_.cols * 4)));
       Value* ss = kb_.Var(kb_.F32(), kb_.F32c(0.0f), "ss");
       kb_.For(b_.CreateShl(lane, I(2)), I(spec_.cols), I(4 * kWarp), [&](Value* k) {
-        std::vector<Value*> x = kb_.LoadNc4xF32(kb_.Gep(row, b_.CreateShl(b_.CreateZExt(k, kb_.I64()), kb_.I64c(2))));
+        std::vector<Value*> x = kb_.LoadInput4xF32(kb_.Gep(row, b_.CreateShl(b_.CreateZExt(k, kb_.I64()), kb_.I64c(2))));
         Value* s = kb_.Get(ss);
         for (int i = 0; i < 4; ++i) s = kb_.Fma(x[i], x[i], s);
         kb_.Set(ss, s);
@@ -193,7 +193,7 @@ void GemmEmitter::LoadActivationTile(Value* kt) {
     Value* tc = b_.CreateSelect(b_.CreateICmpSLT(t, last_token_), t, last_token_);
     Value* k = b_.CreateAdd(b_.CreateMul(kt, I(plan_.tile_k)), kq);
     Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(tc, kb_.I64()), kb_.I64c(spec_.cols)), b_.CreateZExt(k, kb_.I64()));
-    std::vector<Value*> x = kb_.LoadNc4xF32(kb_.Gep(X, b_.CreateShl(off, kb_.I64c(2))));
+    std::vector<Value*> x = kb_.LoadInput4xF32(kb_.Gep(X, b_.CreateShl(off, kb_.I64c(2))));
     if (plan_.rms) {
       std::vector<Value*> w = kb_.LoadNc4xF32(kb_.Gep(NWt, b_.CreateShl(b_.CreateZExt(k, kb_.I64()), kb_.I64c(2))));
       Value* r = kb_.Load(kb_.F32(), kb_.Gep(r_s_, b_.CreateShl(b_.CreateZExt(tl, kb_.I64()), kb_.I64c(2))), 4);
@@ -323,7 +323,7 @@ void GemmEmitter::Epilogue() {
       Value* ptr = kb_.Gep(out, b_.CreateShl(o, kb_.I64c(2)));
       if (spec_.epilogue == Epilogue::kAddInPlace) v = b_.CreateFAdd(kb_.Load(kb_.F32(), ptr, 4), v);
       if (spec_.epilogue == Epilogue::kSiluMulWith) {
-        Value* g = kb_.Load(kb_.F32(), kb_.Gep(kb_.Param("extra"), b_.CreateShl(o, kb_.I64c(2))), 4);
+        Value* g = kb_.LoadInput(kb_.F32(), kb_.Gep(kb_.Param("extra"), b_.CreateShl(o, kb_.I64c(2))), 4);
         Value* e = kb_.Ex2(b_.CreateFMul(g, kb_.F32c(-1.4426950408889634f)));
         v = b_.CreateFMul(b_.CreateFDiv(g, b_.CreateFAdd(kb_.F32c(1.0f), e)), v);
       }

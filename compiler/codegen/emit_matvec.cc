@@ -484,7 +484,7 @@ void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
       Value* lc = b_.CreateShl(q, kb_.I32c(2));
       Value* col = b_.CreateAdd(chunk_col0_, lc);
       Value* col4 = b_.CreateShl(b_.CreateZExt(col, kb_.I64()), kb_.I64c(2));
-      std::vector<Value*> x = kb_.LoadNc4xF32(kb_.Gep(xrow_[t], col4));
+      std::vector<Value*> x = kb_.LoadInput4xF32(kb_.Gep(xrow_[t], col4));
       if (plan_.rms) {
         std::vector<Value*> w = kb_.LoadNc4xF32(kb_.Gep(NW, col4));
         Value* sq = kb_.Get(ss_[t]);
@@ -521,7 +521,7 @@ void MatVecEmitter::StageActivationsInt8(Value* first_piece, Value* n_pieces) {
       Value* col4 = b_.CreateShl(b_.CreateZExt(b_.CreateAdd(chunk_col0_, lc), kb_.I64()), kb_.I64c(2));
       std::vector<Value*> v;
       for (int k = 0; k < 8; ++k) {
-        std::vector<Value*> x = kb_.LoadNc4xF32(kb_.Gep(xrow_[t], b_.CreateAdd(col4, kb_.I64c(16 * k))));
+        std::vector<Value*> x = kb_.LoadInput4xF32(kb_.Gep(xrow_[t], b_.CreateAdd(col4, kb_.I64c(16 * k))));
         v.insert(v.end(), x.begin(), x.end());
       }
       if (plan_.rms) {
@@ -874,7 +874,7 @@ void MatVecEmitter::ReduceAndStore() {
       if (spec_.epilogue == Epilogue::kStore) {
         kb_.Store(v, ptr, 4);
       } else if (spec_.epilogue == Epilogue::kSiluMulWith) {
-        Value* g = kb_.Load(kb_.F32(), kb_.Gep(kb_.Param("extra"), b_.CreateShl(idx, kb_.I64c(2))), 4);
+        Value* g = kb_.LoadInput(kb_.F32(), kb_.Gep(kb_.Param("extra"), b_.CreateShl(idx, kb_.I64c(2))), 4);
         kb_.Store(b_.CreateFMul(Silu(g), v), ptr, 4);
       } else if (plan_.k_split > 1) {
         kb_.AtomicAddF32(ptr, v);

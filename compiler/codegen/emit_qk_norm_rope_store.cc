@@ -30,7 +30,7 @@ absl::Status EmitQkNormRopeStore(KernelBuilder& kb) {
   Value* t = kb.Ctaid(0);
   Value* h = kb.Ctaid(1);
   kb.GridDependencyWait();
-  Value* pos = kb.Load(kb.I32(), kb.Param("pos"), 4);
+  Value* pos = kb.LoadInput(kb.I32(), kb.Param("pos"), 4);
   Value* p = b.CreateAdd(pos, t);
   Value* is_q = b.CreateICmpSLT(h, kb.I32c(nq));
   Value* t64 = b.CreateZExt(t, kb.I64());
@@ -46,7 +46,7 @@ absl::Status EmitQkNormRopeStore(KernelBuilder& kb) {
   // Sum of squares over the head.
   Value* ss = kb.Var(kb.F32(), kb.F32c(0.0f), "ss");
   kb.For(tid, kb.I32c(D), kb.I32c(NT), [&](Value* i) {
-    Value* x = kb.Load(kb.F32(), elem(src, i, nullptr), 4);
+    Value* x = kb.LoadInput(kb.F32(), elem(src, i, nullptr), 4);
     kb.Set(ss, kb.Fma(x, x, kb.Get(ss)));
   });
   Value* part = kb.WarpSum(kb.Get(ss));
@@ -75,8 +75,8 @@ absl::Status EmitQkNormRopeStore(KernelBuilder& kb) {
   Value* v_src = kb.Gep(src, kb.I64c(nkv * D * 4));
 
   kb.For(tid, half_d, kb.I32c(NT), [&](Value* i) {
-    Value* x0 = kb.Load(kb.F32(), elem(src, i, nullptr), 4);
-    Value* x1 = kb.Load(kb.F32(), elem(src, i, half_d), 4);
+    Value* x0 = kb.LoadInput(kb.F32(), elem(src, i, nullptr), 4);
+    Value* x1 = kb.LoadInput(kb.F32(), elem(src, i, half_d), 4);
     Value* y0 = b.CreateFMul(b.CreateFMul(x0, r), kb.Load(kb.F32(), elem(w, i, nullptr), 4));
     Value* y1 = b.CreateFMul(b.CreateFMul(x1, r), kb.Load(kb.F32(), elem(w, i, half_d), 4));
     const std::pair<Value*, Value*> o = rope.Rotate(p, i, y0, y1);
@@ -89,8 +89,8 @@ absl::Status EmitQkNormRopeStore(KernelBuilder& kb) {
         [&] {
           StoreCacheElement(kb, k_row, i, o.first);
           StoreCacheElement(kb, k_row, b.CreateAdd(i, half_d), o.second);
-          StoreCacheElement(kb, v_row, i, kb.Load(kb.F32(), elem(v_src, i, nullptr), 4));
-          StoreCacheElement(kb, v_row, b.CreateAdd(i, half_d), kb.Load(kb.F32(), elem(v_src, i, half_d), 4));
+          StoreCacheElement(kb, v_row, i, kb.LoadInput(kb.F32(), elem(v_src, i, nullptr), 4));
+          StoreCacheElement(kb, v_row, b.CreateAdd(i, half_d), kb.LoadInput(kb.F32(), elem(v_src, i, half_d), 4));
         });
   });
   kb.GridDependencyLaunchDependents();

@@ -302,27 +302,56 @@ Value* KernelBuilder::Dp4a(Value* a, Value* b, Value* c, bool a_signed) {
   return b_.CreateCall(fty, asm_fn, {a, b, c});
 }
 
-std::vector<Value*> KernelBuilder::LoadCgF32(Value* ptr, int n) {
+Value* KernelBuilder::LoadCg(llvm::Type* type, Value* ptr) {
   // No ld.global.cg in LLVM 19's NVPTX intrinsics (spec/nvptx-llvm19.md §8):
-  // inline asm. It only reads memory, so it stays below the fences and
-  // barriers before it but does not order anything else.
+  // inline asm. It only reads memory, so it stays below the fences,
+  // barriers and griddepcontrol.wait before it but orders nothing else.
+  auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(type);
+  llvm::Type* elem = vec ? vec->getElementType() : type;
+  const int n = vec ? static_cast<int>(vec->getNumElements()) : 1;
+  // PTX type and register constraint per element; bytes in 16-bit registers.
+  const bool f32 = elem->isFloatTy();
+  const unsigned bits = f32 ? 32 : elem->getIntegerBitWidth();
+  const std::string ptx = f32 ? "f32" : absl::StrCat("u", bits);
+  const char* con = f32 ? "=f," : bits <= 16 ? "=h," : bits == 32 ? "=r," : "=l,";
+  llvm::Type* reg = bits == 8 ? I16() : elem;
   std::string regs, cons;
   for (int i = 0; i < n; ++i) {
     absl::StrAppend(&regs, i ? ", " : "", "$", i);
-    absl::StrAppend(&cons, "=f,");
+    absl::StrAppend(&cons, con);
   }
-  const std::string text = n == 1 ? "ld.global.cg.f32 $0, [$1];"
-                                  : absl::StrCat("ld.global.cg.v", n, ".f32 {", regs, "}, [$", n, "];");
-  llvm::Type* ret = n == 1 ? F32() : llvm::StructType::get(ctx_, std::vector<llvm::Type*>(n, F32()));
+  const std::string text = n == 1 ? absl::StrCat("ld.global.cg.", ptx, " $0, [$1];")
+                                  : absl::StrCat("ld.global.cg.v", n, ".", ptx, " {", regs, "}, [$", n, "];");
+  llvm::Type* ret = n == 1 ? reg : llvm::StructType::get(ctx_, std::vector<llvm::Type*>(n, reg));
   auto* fty = llvm::FunctionType::get(ret, {I64()}, false);
   auto* asm_fn = llvm::InlineAsm::get(fty, text, absl::StrCat(cons, "l"), /*hasSideEffects=*/false);
   llvm::CallInst* call = b_.CreateCall(fty, asm_fn, {b_.CreatePtrToInt(ptr, I64())});
   call->setOnlyReadsMemory();
   call->setDoesNotThrow();
-  if (n == 1) return {call};
+  auto element = [&](int i) -> Value* {
+    Value* e = n == 1 ? static_cast<Value*>(call) : b_.CreateExtractValue(call, {static_cast<unsigned>(i)});
+    return bits == 8 ? b_.CreateTrunc(e, elem) : e;
+  };
+  if (n == 1) return element(0);
+  Value* v = llvm::PoisonValue::get(type);
+  for (int i = 0; i < n; ++i) v = b_.CreateInsertElement(v, element(i), uint64_t(i));
+  return v;
+}
+
+std::vector<Value*> KernelBuilder::LoadCgF32(Value* ptr, int n) {
+  if (n == 1) return {LoadCg(F32(), ptr)};
+  Value* v = LoadCg(llvm::FixedVectorType::get(F32(), n), ptr);
   std::vector<Value*> out;
-  for (int i = 0; i < n; ++i) out.push_back(b_.CreateExtractValue(call, {static_cast<unsigned>(i)}));
+  for (int i = 0; i < n; ++i) out.push_back(b_.CreateExtractElement(v, uint64_t(i)));
   return out;
+}
+
+Value* KernelBuilder::LoadInput(llvm::Type* type, Value* ptr, unsigned align) {
+  return UsesGridDependency() ? LoadCg(type, ptr) : LoadNc(type, ptr, align);
+}
+
+std::vector<Value*> KernelBuilder::LoadInput4xF32(Value* ptr) {
+  return Elements4(LoadInput(llvm::FixedVectorType::get(F32(), 4), ptr, 16));
 }
 
 Value* KernelBuilder::MulRn(Value* a, Value* b) { return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mul_rn_f, {}, {a, b}); }

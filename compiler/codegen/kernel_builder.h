@@ -86,11 +86,25 @@ class KernelBuilder {
   // 4 consecutive floats (16-byte aligned) as 4 scalars.
   std::vector<llvm::Value*> LoadNc4xF32(llvm::Value* ptr);
   std::vector<llvm::Value*> Load4xF32(llvm::Value* ptr);
-  // n = 1, 2 or 4 consecutive floats (4n-byte aligned) through L2 only
-  // (ld.global.cg[.vN].f32): for data other blocks of this launch wrote,
-  // read after their membar.gl and ours (spec/nvptx-llvm19.md §8), which the
-  // non-coherent path (.nc) may serve stale.
+  // A value through L2 only (ld.global.cg[.vN]): for data other blocks of
+  // this launch wrote, read after their membar.gl and ours
+  // (spec/nvptx-llvm19.md §8), which the non-coherent path (.nc) may serve
+  // stale. `type`: f32 or an 8- to 64-bit integer, or 2 or 4 of them (a PTX
+  // vector), aligned to its size.
+  llvm::Value* LoadCg(llvm::Type* type, llvm::Value* ptr);
+  // n = 1, 2 or 4 consecutive floats (4n-byte aligned), the same way.
   std::vector<llvm::Value*> LoadCgF32(llvm::Value* ptr, int n);
+  // What an earlier kernel of the plan wrote (activations, the KV cache):
+  // ld.global.nc when this kernel starts only after that one has ended,
+  // through L2 (LoadCg) under programmatic launch. .nc promises the data
+  // stays unchanged while the kernel runs, and a programmatic launch runs
+  // beside its predecessor: on an H200, streamed matvecs (copies issued
+  // before griddepcontrol.wait) read their predecessor's output stale
+  // through .nc and right through .cg (bench/RESULTS.md, 2026-12-03). A
+  // plain load is no way out: LLVM turns loads through a read-only noalias
+  // parameter into ld.global.nc.
+  llvm::Value* LoadInput(llvm::Type* type, llvm::Value* ptr, unsigned align);
+  std::vector<llvm::Value*> LoadInput4xF32(llvm::Value* ptr);
   void Store4xF32(llvm::Value* ptr, const std::vector<llvm::Value*>& v);
 
   // Asynchronous copy global -> shared (cp.async.cg, sm_80+): 16 bytes,

@@ -226,6 +226,23 @@ CHECK: ld.global
 )");
 }
 
+// What the previous kernel wrote (here the activations) is read through L2
+// under programmatic launch, which overlaps that kernel, and through the
+// non-coherent path only when the kernel starts after it has ended.
+TEST(CodegenFileCheck, ActivationsAreReadCoherentlyUnderProgrammaticLaunch) {
+  for (bool programmatic : {true, false}) {
+    KernelSpec mv = testing::MatVec("mv", WeightFormat::kQ8_0Planar, 256, 4096, Prologue::kNone);
+    KernelSpec gemm = testing::Gemm("gemm", WeightFormat::kQ8_0Planar, 256, 4096, Prologue::kNone);
+    for (KernelSpec* s : {&mv, &gemm}) s->programmatic_launch = programmatic;
+    const std::string body = programmatic ? "CHECK-NOT: ld.global.nc.v4.f32\nCHECK: griddepcontrol.wait;\n"
+                                            "CHECK-NOT: ld.global.nc.v4.f32\nCHECK: ld.global.cg.v4.f32\n"
+                                            "CHECK-NOT: ld.global.nc.v4.f32\nCHECK: ret;\n"
+                                          : "CHECK-NOT: ld.global.cg\nCHECK: ld.global.nc.v4.f32\n"
+                                            "CHECK-NOT: ld.global.cg\nCHECK: ret;\n";
+    ExpectFileCheck({mv, gemm}, Sm(90), PerKernelChecks({mv, gemm}, body));
+  }
+}
+
 // The "last block done" merge (decode attention, argmax): fence, count,
 // then the last arrival fences and resets the counter; the reads of the
 // other blocks' partials follow, never through the .nc path.
