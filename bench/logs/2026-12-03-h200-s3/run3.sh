@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Session 3, GPU call 3 (repository root on the GPU host, .gpu/ staged with
+# tools/stage_gpu.sh build, plus .gpu/exp/: Q4_K_M bundles compiled on the
+# build machine from the bisection's qkv table by a kilnc with temporary
+# switches: none (as shipped), cg (the streamed kernels' activation loads
+# through L2, ld.global.cg), postwait (no copies before griddepcontrol.wait),
+# drain (the early copies completed before the wait)), then the 8B bench with
+# the programmatic launch floor, and the GPU tests the change touches.
+set -u
+L=/tmp/logs; mkdir -p $L
+rm -rf /tmp/kiln-gpu && mkdir -p /tmp/kiln-gpu && tar -C /tmp/kiln-gpu -xzf .gpu/pkg.tar.gz
+export KILN_GPU_ROOT=$PWD KILN_BIN_DIR=/tmp/kiln-gpu/pkg/bin
+export KILN_TOKENIZER=$PWD/third_party/tokenizer-qwen3/models/tokenizer.json
+B=$KILN_BIN_DIR W=/tmp/kiln-gpu/bench
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv > $L/machine.txt
+date -u > $L/times.txt
+timeout 330 bash tools/gpu_bench.sh $B $L/bench Q8_0 Q4_K_M > $L/bench.txt 2>&1
+date -u >> $L/times.txt
+G=$W/8b-Q4_K_M.gguf
+P=100,2000,30000,400,5000,60000,700,8000,90000,1000,11000,120000,1300,14000,150000,16
+{
+  for n in shipped none cg postwait drain; do
+    bk=$W/8b-Q4_K_M.kiln
+    if [ $n != shipped ]; then bk=$W/q-$n.kiln; gunzip -c .gpu/exp/q-$n.kiln.gz > $bk; fi
+    for r in 1 2; do
+      timeout 60 $B/kiln run -b $bk -m $G --tokens $P -n 8 --ignore-eos -c 256 --dump-logits $W/l-$n-$r.npy 2>/dev/null
+      [ $n$r = shipped1 ] || echo "$n run $r vs shipped: $(python3 tests/e2e/compare_logits.py $W/l-$n-$r.npy $W/l-shipped-1.npy 5e-3 0 17 2>&1 | tail -1)"
+    done
+  done
+} > $L/streamed.txt 2>&1
+date -u >> $L/times.txt
+PKG=/tmp/kiln-gpu/pkg
+(cd $PKG && timeout 100 ctest -L gpu -R "perf_test_gpu|bench_gpu" -V --timeout 90) > $L/gpu-tests-verbose.log 2>&1
+grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|Total Test time|launch floor|probe:" $L/gpu-tests-verbose.log > $L/gpu-tests.log
+date -u >> $L/times.txt
+cp $L/bench.txt $L/streamed.txt $L/gpu-tests.log $L/times.txt $OUT/ 2>/dev/null
+tar -C $L -czf $OUT/logs.tgz .
