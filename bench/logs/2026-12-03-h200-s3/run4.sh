@@ -15,6 +15,7 @@ date -u > $L/times.txt
 (cd /tmp/kiln-gpu/pkg && timeout 200 ctest -L gpu -E deep -V --timeout 190 -j4) > $L/gpu-tests-verbose.log 2>&1
 grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|Total Test time" $L/gpu-tests-verbose.log > $L/gpu-tests.log
 date -u >> $L/times.txt
+cp $L/gpu-tests.log $OUT/
 for T in Q8_0 Q4_K_M; do $B/kilnc synth --preset 8b --type $T --seed 1 -o $W/8b-$T.gguf > /dev/null 2>&1; done
 for f in .gpu/ab4/*.gz; do n=$(basename $f .gz); gunzip -c $f > $W/$n; done
 F=bench/logs/2026-12-03-h200-final
@@ -23,17 +24,20 @@ for T in Q8_0 Q4_K_M; do
   $B/kilnc compile $W/8b-$T.gguf -o $W/$T-streamall.kiln --schedules $F/streamall.txtpb --allow-streamed-weights > /dev/null 2>&1
 done
 $B/kilnc compile $W/8b-Q4_K_M.gguf -o $W/Q4_K_M-qkv.kiln --schedules $F/bisect/qkv.txtpb --allow-streamed-weights > /dev/null 2>&1
+$B/kilnc compile $W/8b-Q4_K_M.gguf -o $W/Q4_K_M-sdown.kiln --allow-streamed-weights \
+  --schedules bench/logs/2026-12-03-h200-s3/tables/sdown.txtpb > /dev/null 2>&1
 P=100,2000,30000,400,5000,60000,700,8000,90000,1000,11000,120000,1300,14000,150000,16
 {
   for T in Q8_0 Q4_K_M; do
-    for v in old new old new; do
+    V="old new old new"; [ $T = Q4_K_M ] && V="old new sdown old new sdown"
+    for v in $V; do
       $B/kiln bench -b $W/$T-$v.kiln -m $W/8b-$T.gguf --json --prompt-lengths 512 --depths 0,4096 --steps 64 \
         > $L/ab-$T-$v.json 2>/dev/null
       python3 -c "
 import json,sys; d=json.load(open('$L/ab-$T-$v.json'))
 for r in d['decode']: print('$T $v depth %5d: %6.1f tok/s %.3f ms %.1f %% of probe (%.0f GB/s), floor %.3f ms (%.1f %%)' % (r['depth'], r['tok_per_s'], r['ms_per_token'], r['probe_percent'], d['probe_gb_per_s'], r['launch_floor_ms_per_token'], r['launch_floor_percent']))"
     done
-    for v in old new streamall qkv; do
+    for v in old new streamall qkv sdown; do
       [ -s $W/$T-$v.kiln ] || continue
       timeout 60 $B/kiln run -b $W/$T-$v.kiln -m $W/8b-$T.gguf --tokens $P -n 16 --ignore-eos -c 256 \
         --dump-logits $W/l-$T-$v.npy > $L/tokens-$T-$v.txt 2>/dev/null
