@@ -85,36 +85,54 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, 
     Value* head = b.CreateSelect(is_k, b.CreateAdd(kvh, kb.I32c(nq)), b.CreateAdd(b.CreateMul(kvh, kb.I32c(G)), hh));
     Value* src = F32At(kb, qkv, b.CreateMul(head, kb.I32c(D)));
     Value* w = b.CreateSelect(is_k, kb.Param("k_norm"), kb.Param("q_norm"));
-    Value* half = kb.I32c(H2);
-    Value* ss = kb.Var(kb.F32(), kb.F32c(0.0f), "ss");
-    kb.For(lane, half, kb.I32c(kWarp), [&](Value* i) {
-      Value* x0 = kb.LoadInput(kb.F32(), F32At(kb, src, i), 4);
-      Value* x1 = kb.LoadInput(kb.F32(), F32At(kb, src, b.CreateAdd(i, half)), 4);
-      kb.Set(ss, kb.Fma(x1, x1, kb.Fma(x0, x0, kb.Get(ss))));
-    });
-    Value* mean = b.CreateFDiv(kb.WarpSum(kb.Get(ss)), kb.F32c(static_cast<float>(D)));
+    // The lanes' pairs (i, i + D/2) for i = lane + 32k, in registers from
+    // the sum of squares to the rotation: each element is read once (the
+    // row comes through L2 under programmatic launch).
+    const int K = (H2 + kWarp - 1) / kWarp;
+    std::vector<Value*> idx(K), in(K, nullptr), x0(K), x1(K);
+    Value* ss = kb.F32c(0.0f);
+    for (int k = 0; k < K; ++k) {
+      idx[k] = b.CreateAdd(lane, kb.I32c(int64_t{kWarp} * k));
+      Value* ic = idx[k];
+      if ((k + 1) * kWarp > H2) {  // the last round is partial
+        in[k] = b.CreateICmpSLT(idx[k], kb.I32c(H2));
+        ic = b.CreateSelect(in[k], idx[k], kb.I32c(H2 - 1));
+      }
+      x0[k] = kb.LoadInput(kb.F32(), F32At(kb, src, ic), 4);
+      x1[k] = kb.LoadInput(kb.F32(), F32At(kb, src, b.CreateAdd(ic, kb.I32c(H2))), 4);
+      Value* s2 = kb.Fma(x1[k], x1[k], kb.Fma(x0[k], x0[k], ss));
+      ss = in[k] ? b.CreateSelect(in[k], s2, ss) : s2;
+    }
+    Value* mean = b.CreateFDiv(kb.WarpSum(ss), kb.F32c(static_cast<float>(D)));
     Value* r = b.CreateFDiv(kb.F32c(1.0f), kb.Sqrt(b.CreateFAdd(mean, kb.F32c(spec.eps))));
     Value* v_src = F32At(kb, qkv, b.CreateMul(b.CreateAdd(kvh, kb.I32c(nq + nkv)), kb.I32c(D)));
     Value* q_dst = F32At(kb, q_s, b.CreateMul(hh, kb.I32c(D)));
-    kb.For(lane, half, kb.I32c(kWarp), [&](Value* i) {
-      Value* i1 = b.CreateAdd(i, half);
-      Value* y0 = b.CreateFMul(b.CreateFMul(kb.LoadInput(kb.F32(), F32At(kb, src, i), 4), r), kb.Load(kb.F32(), F32At(kb, w, i), 4));
-      Value* y1 = b.CreateFMul(b.CreateFMul(kb.LoadInput(kb.F32(), F32At(kb, src, i1), 4), r), kb.Load(kb.F32(), F32At(kb, w, i1), 4));
-      const std::pair<Value*, Value*> o = rope.Rotate(p, i, y0, y1);
-      kb.IfElse(
-          is_k,
-          [&] {
-            StoreCacheElement(kb, k_row, i, o.first);
-            StoreCacheElement(kb, k_row, i1, o.second);
-            StoreCacheElement(kb, v_row, i, kb.LoadInput(kb.F32(), F32At(kb, v_src, i), 4));
-            StoreCacheElement(kb, v_row, i1, kb.LoadInput(kb.F32(), F32At(kb, v_src, i1), 4));
-          },
-          [&] {
-            Value* scale = kb.F32c(spec.attn_scale * kLog2e);
-            kb.Store(b.CreateFMul(o.first, scale), F32At(kb, q_dst, i), 4);
-            kb.Store(b.CreateFMul(o.second, scale), F32At(kb, q_dst, i1), 4);
-          });
-    });
+    for (int k = 0; k < K; ++k) {
+      auto pair = [&, k] {
+        Value* i = idx[k];
+        Value* i1 = b.CreateAdd(i, kb.I32c(H2));
+        Value* y0 = b.CreateFMul(b.CreateFMul(x0[k], r), kb.Load(kb.F32(), F32At(kb, w, i), 4));
+        Value* y1 = b.CreateFMul(b.CreateFMul(x1[k], r), kb.Load(kb.F32(), F32At(kb, w, i1), 4));
+        const std::pair<Value*, Value*> o = rope.Rotate(p, i, y0, y1);
+        kb.IfElse(
+            is_k,
+            [&] {
+              StoreCacheElement(kb, k_row, i, o.first);
+              StoreCacheElement(kb, k_row, i1, o.second);
+              StoreCacheElement(kb, v_row, i, kb.LoadInput(kb.F32(), F32At(kb, v_src, i), 4));
+              StoreCacheElement(kb, v_row, i1, kb.LoadInput(kb.F32(), F32At(kb, v_src, i1), 4));
+            },
+            [&] {
+              Value* scale = kb.F32c(spec.attn_scale * kLog2e);
+              kb.Store(b.CreateFMul(o.first, scale), F32At(kb, q_dst, i), 4);
+              kb.Store(b.CreateFMul(o.second, scale), F32At(kb, q_dst, i1), 4);
+            });
+      };
+      if (in[k] != nullptr)
+        kb.If(in[k], pair);
+      else
+        pair();
+    }
   });
   kb.EscapeBeforeBarrier({k_row, v_row});
   kb.Barrier();

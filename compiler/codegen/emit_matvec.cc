@@ -504,42 +504,47 @@ void MatVecEmitter::StageActivationsInt8(Value* first_piece, Value* n_pieces) {
   const int pw = plan_.fmt.piece_weights;
   Value* NW = kb_.Param("norm_w");
   chunk_col0_ = b_.CreateMul(first_piece, kb_.I32c(pw));
-  // A thread per 32-column block (chunks are whole blocks: pieces are 32 or
-  // 64 columns), so the block's maximum and its one division need no
-  // shuffles. Rounding to nearest even by adding 1.5 * 2^23: the integer
-  // lands in the low mantissa bits, its low byte is the two's-complement
-  // code. mul.rn/add.rn are never contracted into an fma, so the
-  // reference reproduces every code exactly.
+  // Lane l of a warp step takes the 4 columns of quad step + l, so each load
+  // instruction reads 512 contiguous bytes (a thread per 32-column block
+  // read 8 x 16 bytes 128 bytes apart per lane, which the L1 absorbed for
+  // .nc loads but not for the L2-only loads of programmatic launch: Q4_K_M
+  // decode 13 % slower). 8 lanes hold a block and find its maximum with
+  // three xor shuffles; lane pairs add their 8 columns' codes. Chunks are
+  // whole blocks (pieces are 32 or 64 columns), so the 8 lanes of a block
+  // are all in range or all past it, and the loop is warp-uniform.
+  // Rounding to nearest even by adding 1.5 * 2^23: the integer lands in the
+  // low mantissa bits, its low byte is the two's-complement code.
+  // mul.rn/add.rn are never contracted into an fma, so the reference
+  // reproduces every code exactly.
   const float kMagic = 12582912.0f;
-  Value* blocks = b_.CreateMul(n_pieces, kb_.I32c(pw / 32));
-  auto pack = [&](const std::vector<Value*>& bits, int i) {  // low bytes of bits[i..i+3]
-    return kb_.Prmt(kb_.Prmt(bits[i], bits[i + 1], 0x0040u), kb_.Prmt(bits[i + 2], bits[i + 3], 0x0040u), 0x5410u);
+  Value* quads = b_.CreateMul(n_pieces, kb_.I32c(pw / 4));
+  auto pack = [&](const std::vector<Value*>& bits) {  // low bytes of bits[0..3]
+    return kb_.Prmt(kb_.Prmt(bits[0], bits[1], 0x0040u), kb_.Prmt(bits[2], bits[3], 0x0040u), 0x5410u);
   };
+  Value* ones = kb_.I32c(0x01010101);
   for (int t = 0; t < TT; ++t) {
-    kb_.For(tid_, blocks, kb_.I32c(NT), [&](Value* blk) {
-      Value* lc = b_.CreateShl(blk, kb_.I32c(5));
+    kb_.For(b_.CreateShl(warp_, kb_.I32c(5)), quads, kb_.I32c(NT), [&](Value* step) {
+      Value* q = b_.CreateAdd(step, lane_);
+      Value* active = b_.CreateICmpSLT(q, quads);
+      Value* lc = b_.CreateShl(b_.CreateSelect(active, q, b_.CreateSub(quads, kb_.I32c(1))), kb_.I32c(2));
       Value* col4 = b_.CreateShl(b_.CreateZExt(b_.CreateAdd(chunk_col0_, lc), kb_.I64()), kb_.I64c(2));
-      std::vector<Value*> v;
-      for (int k = 0; k < 8; ++k) {
-        std::vector<Value*> x = kb_.LoadInput4xF32(kb_.Gep(xrow_[t], b_.CreateAdd(col4, kb_.I64c(16 * k))));
-        v.insert(v.end(), x.begin(), x.end());
-      }
+      std::vector<Value*> v = kb_.LoadInput4xF32(kb_.Gep(xrow_[t], col4));
       if (plan_.rms) {
+        std::vector<Value*> w = kb_.LoadNc4xF32(kb_.Gep(NW, col4));
         Value* sq = kb_.Get(ss_[t]);
-        for (int k = 0; k < 8; ++k) {
-          std::vector<Value*> w = kb_.LoadNc4xF32(kb_.Gep(NW, b_.CreateAdd(col4, kb_.I64c(16 * k))));
-          for (int i = 0; i < 4; ++i) {
-            sq = kb_.Fma(v[4 * k + i], v[4 * k + i], sq);
-            v[4 * k + i] = b_.CreateFMul(v[4 * k + i], w[i]);
-          }
+        Value* acc = sq;
+        for (int i = 0; i < 4; ++i) {
+          acc = kb_.Fma(v[i], v[i], acc);
+          v[i] = b_.CreateFMul(v[i], w[i]);
         }
-        kb_.Set(ss_[t], sq);
+        kb_.Set(ss_[t], b_.CreateSelect(active, acc, sq));
       }
       Value* amax = nullptr;
       for (Value* x : v) {
         Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
         amax = amax == nullptr ? a : kb_.Max(amax, a);
       }
+      for (int m = 1; m < 8; m *= 2) amax = kb_.Max(amax, kb_.ShflXor(amax, m));
       Value* d1 = b_.CreateFDiv(amax, kb_.F32c(127.0f));
       Value* inv = b_.CreateSelect(b_.CreateFCmpOGT(amax, kb_.F32c(0.0f)), b_.CreateFDiv(kb_.F32c(127.0f), amax),
                                    kb_.F32c(0.0f));
@@ -553,21 +558,22 @@ void MatVecEmitter::StageActivationsInt8(Value* first_piece, Value* n_pieces) {
         bits2.push_back(kb_.AsInt(kb_.AddRn(kb_.MulRn(r, inv2), kb_.F32c(kMagic))));
       }
       Value* d2 = b_.CreateFMul(d1, kb_.F32c(1.0f / 128.0f));  // exact
-      Value* ones = kb_.I32c(0x01010101);
-      for (int k = 0; k < 8; ++k) {
-        Value* c = b_.CreateAdd(lc, kb_.I32c(4 * k));
-        Value* w1 = pack(bits1, 4 * k);
-        Value* w2 = pack(bits2, 4 * k);
-        kb_.Store(w1, StagedCode(t, c, 0), 4);
-        kb_.Store(w2, StagedCode(t, c, 1), 4);
-        if (k % 2 == 1) {  // the 8 columns ending here: x ~ d1 q1 + d2 q2
-          Value* s1 = kb_.Dp4a(w1, ones, kb_.Dp4a(pack(bits1, 4 * k - 4), ones, kb_.I32c(0), true), true);
-          Value* s2 = kb_.Dp4a(w2, ones, kb_.Dp4a(pack(bits2, 4 * k - 4), ones, kb_.I32c(0), true), true);
-          Value* sum = kb_.Fma(d1, b_.CreateSIToFP(s1, kb_.F32()), b_.CreateFMul(d2, b_.CreateSIToFP(s2, kb_.F32())));
-          kb_.Store(sum, StagedSum(t, b_.CreateAdd(lc, kb_.I32c(8 * (k / 2)))), 4);
-        }
-      }
-      kb_.Store(d2, StagedScale(t, lc), 4);
+      Value* w1 = pack(bits1);
+      Value* w2 = pack(bits2);
+      // The 8 columns of this lane and its pair: x ~ d1 q1 + d2 q2.
+      Value* s1 = kb_.Dp4a(w1, ones, kb_.I32c(0), true);
+      Value* s2 = kb_.Dp4a(w2, ones, kb_.I32c(0), true);
+      s1 = b_.CreateAdd(s1, kb_.ShflXor(s1, 1));
+      s2 = b_.CreateAdd(s2, kb_.ShflXor(s2, 1));
+      Value* sum = kb_.Fma(d1, b_.CreateSIToFP(s1, kb_.F32()), b_.CreateFMul(d2, b_.CreateSIToFP(s2, kb_.F32())));
+      kb_.If(active, [&] {
+        kb_.Store(w1, StagedCode(t, lc, 0), 4);
+        kb_.Store(w2, StagedCode(t, lc, 1), 4);
+        kb_.If(b_.CreateICmpEQ(b_.CreateAnd(lane_, kb_.I32c(1)), kb_.I32c(0)),
+               [&] { kb_.Store(sum, StagedSum(t, lc), 4); });
+        kb_.If(b_.CreateICmpEQ(b_.CreateAnd(lane_, kb_.I32c(7)), kb_.I32c(0)),
+               [&] { kb_.Store(d2, StagedScale(t, lc), 4); });
+      });
     });
   }
 }
