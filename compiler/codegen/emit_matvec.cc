@@ -51,6 +51,7 @@
 // sum(w x) = (scale d1/128) (128 dot(q, q1) + dot(q, q2))
 //            + (scale q_offset + offset) sum(x).
 // reference_kernels.cc reproduces the quantization exactly.
+#include <algorithm>
 #include <functional>
 
 #include "absl/status/status.h"
@@ -83,6 +84,20 @@ class MatVecEmitter {
   void StageActivations(Value* first_piece, Value* n_pieces);
   // The same, quantized to int8 (int8_activations).
   void StageActivationsInt8(Value* first_piece, Value* n_pieces);
+  // The staged chunk's `quads` quads (4 columns each) of token t, a warp's
+  // lanes on consecutive quads (each load reads 512 contiguous bytes), up to
+  // 8 quads per thread a round with all their loads issued before any is
+  // used: the L2-only loads of programmatic launch are inline asm, which
+  // LLVM keeps below the shared-memory stores of the quad before, so one
+  // quad a round waited a round trip per quad. RMSNorm's weight is applied
+  // and x^2 added to ss. Warp-uniform and branch-free: a lane past the end
+  // takes quad q mod 8, so it computes and stores exactly what the lane of
+  // that quad of the first block does (a branch around the stores let LLVM sink each
+  // load into the block that first uses it, one round trip per quad again).
+  // Chunks are whole 32-column blocks, so 8 aligned lanes still hold one
+  // block. `process` gets the local column and the quad's values.
+  using QuadFn = std::function<void(Value* lc, std::vector<Value*>& x)>;
+  void ForStagedQuads(int t, Value* quads, const QuadFn& process);
   // Shared-memory address of staged column `col` of token t.
   Value* StagedX(int t, Value* col);
   // int8_activations: the address of column col's level-0/1 code, of its
@@ -474,12 +489,12 @@ void MatVecEmitter::ComputeDirect(const std::vector<Value*>& pieces, const std::
 
 void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
   if (plan_.int8_x) return StageActivationsInt8(first_piece, n_pieces);
-  const int TT = plan_.tokens, NT = plan_.threads;
   const int pw = plan_.fmt.piece_weights;
-  Value* NW = kb_.Param("norm_w");
   chunk_col0_ = b_.CreateMul(first_piece, kb_.I32c(pw));
   Value* quads = b_.CreateMul(n_pieces, kb_.I32c(pw / 4));
-  for (int t = 0; t < TT; ++t) {
+  const int NT = plan_.threads;
+  Value* NW = kb_.Param("norm_w");
+  for (int t = 0; t < plan_.tokens; ++t) {
     kb_.For(tid_, quads, kb_.I32c(NT), [&](Value* q) {
       Value* lc = b_.CreateShl(q, kb_.I32c(2));
       Value* col = b_.CreateAdd(chunk_col0_, lc);
@@ -499,46 +514,53 @@ void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
   }
 }
 
+void MatVecEmitter::ForStagedQuads(int t, Value* quads, const QuadFn& process) {
+  const int NT = plan_.threads;
+  const int batch = static_cast<int>(std::clamp<int64_t>((plan_.chunk_cols / 4 + NT - 1) / NT, 1, 8));
+  Value* NW = plan_.rms ? kb_.Param("norm_w") : nullptr;
+  kb_.For(b_.CreateShl(warp_, kb_.I32c(5)), quads, kb_.I32c(int64_t{NT} * batch), [&](Value* round) {
+    std::vector<Value*> lc(batch), active(batch);
+    std::vector<std::vector<Value*>> x(batch), w(batch);
+    for (int u = 0; u < batch; ++u) {
+      Value* q = b_.CreateAdd(round, b_.CreateAdd(kb_.I32c(int64_t{u} * NT), lane_));
+      active[u] = b_.CreateICmpSLT(q, quads);
+      lc[u] = b_.CreateShl(b_.CreateSelect(active[u], q, b_.CreateAnd(q, kb_.I32c(7))), kb_.I32c(2));
+      Value* col4 = b_.CreateShl(b_.CreateZExt(b_.CreateAdd(chunk_col0_, lc[u]), kb_.I64()), kb_.I64c(2));
+      x[u] = kb_.LoadInput4xF32(kb_.Gep(xrow_[t], col4));
+      if (NW != nullptr) w[u] = kb_.LoadNc4xF32(kb_.Gep(NW, col4));
+    }
+    for (int u = 0; u < batch; ++u) {
+      if (NW != nullptr) {
+        Value* sq = kb_.Get(ss_[t]);
+        Value* acc = sq;
+        for (int i = 0; i < 4; ++i) {
+          acc = kb_.Fma(x[u][i], x[u][i], acc);
+          x[u][i] = b_.CreateFMul(x[u][i], w[u][i]);
+        }
+        kb_.Set(ss_[t], b_.CreateSelect(active[u], acc, sq));
+      }
+      process(lc[u], x[u]);
+    }
+  });
+}
+
 void MatVecEmitter::StageActivationsInt8(Value* first_piece, Value* n_pieces) {
-  const int TT = plan_.tokens, NT = plan_.threads;
   const int pw = plan_.fmt.piece_weights;
-  Value* NW = kb_.Param("norm_w");
   chunk_col0_ = b_.CreateMul(first_piece, kb_.I32c(pw));
-  // Lane l of a warp step takes the 4 columns of quad step + l, so each load
-  // instruction reads 512 contiguous bytes (a thread per 32-column block
-  // read 8 x 16 bytes 128 bytes apart per lane, which the L1 absorbed for
-  // .nc loads but not for the L2-only loads of programmatic launch: Q4_K_M
-  // decode 13 % slower). 8 lanes hold a block and find its maximum with
-  // three xor shuffles; lane pairs add their 8 columns' codes. Chunks are
-  // whole blocks (pieces are 32 or 64 columns), so the 8 lanes of a block
-  // are all in range or all past it, and the loop is warp-uniform.
-  // Rounding to nearest even by adding 1.5 * 2^23: the integer lands in the
-  // low mantissa bits, its low byte is the two's-complement code.
-  // mul.rn/add.rn are never contracted into an fma, so the reference
-  // reproduces every code exactly.
+  // A lane's quad is 4 columns of a 32-column block whose 8 lanes find its
+  // maximum with three xor shuffles (chunks are whole blocks: pieces are 32
+  // or 64 columns); lane pairs add their 8 columns' codes. Rounding to
+  // nearest even by adding 1.5 * 2^23: the integer lands in the low mantissa bits, its low
+  // byte is the two's-complement code. mul.rn/add.rn are never contracted
+  // into an fma, so the reference reproduces every code exactly.
   const float kMagic = 12582912.0f;
   Value* quads = b_.CreateMul(n_pieces, kb_.I32c(pw / 4));
   auto pack = [&](const std::vector<Value*>& bits) {  // low bytes of bits[0..3]
     return kb_.Prmt(kb_.Prmt(bits[0], bits[1], 0x0040u), kb_.Prmt(bits[2], bits[3], 0x0040u), 0x5410u);
   };
   Value* ones = kb_.I32c(0x01010101);
-  for (int t = 0; t < TT; ++t) {
-    kb_.For(b_.CreateShl(warp_, kb_.I32c(5)), quads, kb_.I32c(NT), [&](Value* step) {
-      Value* q = b_.CreateAdd(step, lane_);
-      Value* active = b_.CreateICmpSLT(q, quads);
-      Value* lc = b_.CreateShl(b_.CreateSelect(active, q, b_.CreateSub(quads, kb_.I32c(1))), kb_.I32c(2));
-      Value* col4 = b_.CreateShl(b_.CreateZExt(b_.CreateAdd(chunk_col0_, lc), kb_.I64()), kb_.I64c(2));
-      std::vector<Value*> v = kb_.LoadInput4xF32(kb_.Gep(xrow_[t], col4));
-      if (plan_.rms) {
-        std::vector<Value*> w = kb_.LoadNc4xF32(kb_.Gep(NW, col4));
-        Value* sq = kb_.Get(ss_[t]);
-        Value* acc = sq;
-        for (int i = 0; i < 4; ++i) {
-          acc = kb_.Fma(v[i], v[i], acc);
-          v[i] = b_.CreateFMul(v[i], w[i]);
-        }
-        kb_.Set(ss_[t], b_.CreateSelect(active, acc, sq));
-      }
+  for (int t = 0; t < plan_.tokens; ++t) {
+    ForStagedQuads(t, quads, [&](Value* lc, std::vector<Value*>& v) {
       Value* amax = nullptr;
       for (Value* x : v) {
         Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
@@ -566,14 +588,12 @@ void MatVecEmitter::StageActivationsInt8(Value* first_piece, Value* n_pieces) {
       s1 = b_.CreateAdd(s1, kb_.ShflXor(s1, 1));
       s2 = b_.CreateAdd(s2, kb_.ShflXor(s2, 1));
       Value* sum = kb_.Fma(d1, b_.CreateSIToFP(s1, kb_.F32()), b_.CreateFMul(d2, b_.CreateSIToFP(s2, kb_.F32())));
-      kb_.If(active, [&] {
-        kb_.Store(w1, StagedCode(t, lc, 0), 4);
-        kb_.Store(w2, StagedCode(t, lc, 1), 4);
-        kb_.If(b_.CreateICmpEQ(b_.CreateAnd(lane_, kb_.I32c(1)), kb_.I32c(0)),
-               [&] { kb_.Store(sum, StagedSum(t, lc), 4); });
-        kb_.If(b_.CreateICmpEQ(b_.CreateAnd(lane_, kb_.I32c(7)), kb_.I32c(0)),
-               [&] { kb_.Store(d2, StagedScale(t, lc), 4); });
-      });
+      // Both lanes of a pair store the same sum, all 8 of a block the same
+      // scale (no branches, as above).
+      kb_.Store(w1, StagedCode(t, lc, 0), 4);
+      kb_.Store(w2, StagedCode(t, lc, 1), 4);
+      kb_.Store(sum, StagedSum(t, lc), 4);
+      kb_.Store(d2, StagedScale(t, lc), 4);
     });
   }
 }
