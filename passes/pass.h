@@ -24,11 +24,6 @@ struct PassContext {
   // empty: the built-in tables. `schedule_table_origin` names it in errors.
   std::string_view schedule_table;
   std::string_view schedule_table_origin;
-  // Matvec schedules with stream_stages are refused unless this is set: on
-  // 2026-12-03 streamed Q4_K kernels, each correct on its own, made wrong
-  // logits inside the Qwen3-8B Q4_K_M decode graph (bench/RESULTS.md). Only
-  // for investigating that (kilnc compile --allow-streamed-weights).
-  bool allow_streamed_weights = false;
 };
 
 class Pass {

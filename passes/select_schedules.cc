@@ -127,11 +127,6 @@ absl::StatusOr<bool> SelectSchedulesPass::Run(ir::Module& module, const PassCont
       absl::StatusOr<schedules::ScheduleChoice> choice = lib->Lookup(*key, context.target);
       if (!choice.ok()) return Bad(*op, std::string(choice.status().message()));
       schedules::ScheduleEntry& e = choice->entry;
-      if (e.has_matvec() && e.matvec().stream_stages() > 0 && !context.allow_streamed_weights)
-        return Bad(*op, absl::StrCat("the schedule table gives this matvec stream_stages = ", e.matvec().stream_stages(),
-                                     ", which is disabled: streamed kernels made wrong logits inside a decode graph "
-                                     "(bench/RESULTS.md, 2026-12-03); drop the field, or pass "
-                                     "--allow-streamed-weights to investigate"));
       if (const int64_t g = SwigluGroup(*op); g > 0) {
         if (e.has_matvec()) e.mutable_matvec()->set_rows_per_block(RoundUp(e.matvec().rows_per_block(), 2 * g));
         if (e.has_gemm()) e.mutable_gemm()->set_tile_m(RoundUp(e.gemm().tile_m(), 2 * g));

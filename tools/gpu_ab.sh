@@ -12,7 +12,7 @@
 # usage: tools/gpu_ab.sh LOGDIR "TYPES" NAME=KILNC[,TABLE] ...
 # env: KILN_BIN_DIR (kiln, kilnc), KILN_BENCH_ARGS (default: --prompt-lengths
 #      512 --depths 0,4096 --steps 64), KILN_COMPILE_ARGS (extra `kilnc compile`
-#      flags, e.g. --allow-streamed-weights)
+#      flags, e.g. --no-programmatic-launch)
 set -uo pipefail
 LOG=$1 TYPES=$2
 shift 2

@@ -24,8 +24,6 @@ ABSL_FLAG(std::string, disable_passes, "", "comma-separated passes to skip");
 ABSL_FLAG(bool, time_passes, false, "print a table of per-pass times to stderr");
 ABSL_FLAG(std::string, target, "sm_90", "GPU target (schedule tables)");
 ABSL_FLAG(std::string, schedules, "", "schedule table (.txtpb) to use instead of the built-in one");
-ABSL_FLAG(bool, allow_streamed_weights, false,
-          "accept matvec stream_stages from the table (known wrong in decode graphs; for investigation)");
 
 ABSL_FLAG(bool, no_programmatic_launch, false,
           "emit no griddepcontrol: each kernel starts after the previous one ends (sm_90)");
@@ -50,8 +48,6 @@ weight data: the bundle binds to the GGUF's tensors by name, type and shape.
   --target sm_90         GPU target for schedule selection (default sm_90)
   --schedules T.txtpb    use this schedule table (e.g. from kilnc tune --export)
                          instead of the built-in table of the target
-  --allow-streamed-weights  accept matvec stream_stages from the table (experimental:
-                         known to give wrong logits in a decode graph; for investigation)
   --no-programmatic-launch  no programmatic dependent launch (griddepcontrol) on sm_90:
                          each kernel starts only after the previous one has ended
                          (slower; for isolating launch-overlap effects)
@@ -92,7 +88,6 @@ int RunCompile(const std::vector<std::string>& args) {
     context.schedule_table = table_text;
     context.schedule_table_origin = table_path;
   }
-  context.allow_streamed_weights = absl::GetFlag(FLAGS_allow_streamed_weights);
   if (po.time_passes) std::fprintf(stderr, "building the IR: %.6f s\n", build_s);
   if (absl::Status s = pipeline.Run(**module, context, po); !s.ok()) return Fail("compile", s);
 
