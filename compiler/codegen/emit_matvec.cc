@@ -550,9 +550,10 @@ void MatVecEmitter::StageActivationsInt8(Value* first_piece, Value* n_pieces) {
   // A lane's quad is 4 columns of a 32-column block whose 8 lanes find its
   // maximum with three xor shuffles (chunks are whole blocks: pieces are 32
   // or 64 columns); lane pairs add their 8 columns' codes. Rounding to
-  // nearest even by adding 1.5 * 2^23: the integer lands in the low mantissa bits, its low
-  // byte is the two's-complement code. mul.rn/add.rn are never contracted
-  // into an fma, so the reference reproduces every code exactly.
+  // nearest even by adding 1.5 * 2^23: the integer lands in the low
+  // mantissa bits, its low byte is the two's-complement code. mul.rn/add.rn
+  // are never contracted into an fma, so the reference reproduces every
+  // code exactly.
   const float kMagic = 12582912.0f;
   Value* quads = b_.CreateMul(n_pieces, kb_.I32c(pw / 4));
   auto pack = [&](const std::vector<Value*>& bits) {  // low bytes of bits[0..3]
