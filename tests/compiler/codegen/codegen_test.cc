@@ -243,6 +243,25 @@ TEST(CodegenFileCheck, ActivationsAreReadCoherentlyUnderProgrammaticLaunch) {
   }
 }
 
+// The int8 staging issues a thread's 8 activation loads (4096 columns, 128
+// threads) before its first shared-memory store: the L2-only loads of
+// programmatic launch are inline asm that LLVM keeps below earlier stores,
+// and one load per store waited a round trip each (Q4_K_M decode 11 %
+// slower on the H200, bench/RESULTS.md 2026-12-03 session 3).
+TEST(CodegenFileCheck, Int8StagingIssuesItsLoadsTogether) {
+  KernelSpec mv = testing::MatVec("mv_i8", WeightFormat::kQ4_K, 256, 4096, Prologue::kRmsNorm);
+  mv.programmatic_launch = true;
+  mv.matvec.threads = 128;
+  mv.matvec.rows_per_block = 8;
+  mv.matvec.row_groups = 4;
+  mv.matvec.unroll = 1;
+  mv.matvec.stage_all = true;
+  mv.matvec.int8_activations = true;
+  std::string checks = "CHECK-LABEL: .entry mv_i8(\nCHECK: griddepcontrol.wait;\n";
+  for (int i = 0; i < 8; ++i) absl::StrAppend(&checks, "CHECK-NOT: st.shared\nCHECK: ld.global.cg.v4.f32\n");
+  ExpectFileCheck({mv}, Sm(90), checks);
+}
+
 // The "last block done" merge (decode attention, argmax): fence, count,
 // then the last arrival fences and resets the counter; the reads of the
 // other blocks' partials follow, never through the .nc path.
