@@ -92,12 +92,15 @@ class MatVecEmitter {
   // quad a round waited a round trip per quad. RMSNorm's weight is applied
   // and x^2 added to ss. Warp-uniform and branch-free: a lane past the end
   // takes quad q mod 8, so it computes and stores exactly what the lane of
-  // that quad of the first block does (a branch around the stores let LLVM sink each
-  // load into the block that first uses it, one round trip per quad again).
-  // Chunks are whole 32-column blocks, so 8 aligned lanes still hold one
-  // block. `process` gets the local column and the quad's values.
+  // that quad of the first block does (a branch around the stores let LLVM
+  // sink each load into the block that first uses it, one round trip per
+  // quad again). Chunks are whole 32-column blocks, so 8 aligned lanes still
+  // hold one block. `process` gets the local column and the quad's values.
   using QuadFn = std::function<void(Value* lc, std::vector<Value*>& x)>;
   void ForStagedQuads(int t, Value* quads, const QuadFn& process);
+  // RMSNorm's staging of one quad: adds x^2 to `ss` (returned) and
+  // multiplies x by the norm weight w.
+  Value* Normalize(std::vector<Value*>& x, const std::vector<Value*>& w, Value* ss);
   // Shared-memory address of staged column `col` of token t.
   Value* StagedX(int t, Value* col);
   // int8_activations: the address of column col's level-0/1 code, of its
@@ -489,12 +492,12 @@ void MatVecEmitter::ComputeDirect(const std::vector<Value*>& pieces, const std::
 
 void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
   if (plan_.int8_x) return StageActivationsInt8(first_piece, n_pieces);
+  const int TT = plan_.tokens, NT = plan_.threads;
   const int pw = plan_.fmt.piece_weights;
+  Value* NW = kb_.Param("norm_w");
   chunk_col0_ = b_.CreateMul(first_piece, kb_.I32c(pw));
   Value* quads = b_.CreateMul(n_pieces, kb_.I32c(pw / 4));
-  const int NT = plan_.threads;
-  Value* NW = kb_.Param("norm_w");
-  for (int t = 0; t < plan_.tokens; ++t) {
+  for (int t = 0; t < TT; ++t) {
     kb_.For(tid_, quads, kb_.I32c(NT), [&](Value* q) {
       Value* lc = b_.CreateShl(q, kb_.I32c(2));
       Value* col = b_.CreateAdd(chunk_col0_, lc);
@@ -502,12 +505,7 @@ void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
       std::vector<Value*> x = kb_.LoadInput4xF32(kb_.Gep(xrow_[t], col4));
       if (plan_.rms) {
         std::vector<Value*> w = kb_.LoadNc4xF32(kb_.Gep(NW, col4));
-        Value* sq = kb_.Get(ss_[t]);
-        for (int i = 0; i < 4; ++i) {
-          sq = kb_.Fma(x[i], x[i], sq);
-          x[i] = b_.CreateFMul(x[i], w[i]);
-        }
-        kb_.Set(ss_[t], sq);
+        kb_.Set(ss_[t], Normalize(x, w, kb_.Get(ss_[t])));
       }
       kb_.Store4xF32(StagedX(t, lc), x);
     });
@@ -532,16 +530,19 @@ void MatVecEmitter::ForStagedQuads(int t, Value* quads, const QuadFn& process) {
     for (int u = 0; u < batch; ++u) {
       if (NW != nullptr) {
         Value* sq = kb_.Get(ss_[t]);
-        Value* acc = sq;
-        for (int i = 0; i < 4; ++i) {
-          acc = kb_.Fma(x[u][i], x[u][i], acc);
-          x[u][i] = b_.CreateFMul(x[u][i], w[u][i]);
-        }
-        kb_.Set(ss_[t], b_.CreateSelect(active[u], acc, sq));
+        kb_.Set(ss_[t], b_.CreateSelect(active[u], Normalize(x[u], w[u], sq), sq));
       }
       process(lc[u], x[u]);
     }
   });
+}
+
+Value* MatVecEmitter::Normalize(std::vector<Value*>& x, const std::vector<Value*>& w, Value* ss) {
+  for (int i = 0; i < 4; ++i) {
+    ss = kb_.Fma(x[i], x[i], ss);
+    x[i] = b_.CreateFMul(x[i], w[i]);
+  }
+  return ss;
 }
 
 void MatVecEmitter::StageActivationsInt8(Value* first_piece, Value* n_pieces) {

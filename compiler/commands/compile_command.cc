@@ -24,7 +24,6 @@ ABSL_FLAG(std::string, disable_passes, "", "comma-separated passes to skip");
 ABSL_FLAG(bool, time_passes, false, "print a table of per-pass times to stderr");
 ABSL_FLAG(std::string, target, "sm_90", "GPU target (schedule tables)");
 ABSL_FLAG(std::string, schedules, "", "schedule table (.txtpb) to use instead of the built-in one");
-
 ABSL_FLAG(bool, no_programmatic_launch, false,
           "emit no griddepcontrol: each kernel starts after the previous one ends (sm_90)");
 

@@ -166,36 +166,50 @@ uint64_t ProbeBytes(uint64_t free_bytes, const ProbeOptions& o) {
   return bytes < kMinProbeBytes ? 0 : bytes;
 }
 
-absl::StatusOr<ProbeResult> MeasureReadBandwidth(const cuda::Context& ctx, const ProbeOptions& o) {
-  if (o.reps < 1 || o.warmup < 0) return absl::InvalidArgumentError("the bandwidth probe needs reps >= 1, warmup >= 0");
+absl::StatusOr<ReadBuffer> PrepareReadBuffer(const cuda::Context& ctx, const ProbeOptions& o,
+                                             const char* what) {
+  if (o.reps < 1 || o.warmup < 0) return absl::InvalidArgumentError(absl::StrCat(what, " needs reps >= 1, warmup >= 0"));
   RETURN_IF_ERROR(ctx.MakeCurrent());
   ASSIGN_OR_RETURN(cuda::MemoryInfo mem, ctx.GetMemoryInfo());
-  ProbeResult r;
-  r.bytes = ProbeBytes(mem.free, o);
-  if (r.bytes == 0)
-    return absl::FailedPreconditionError(absl::StrCat("the bandwidth probe needs ", FormatBytes(kMinProbeBytes),
+  const uint64_t bytes = ProbeBytes(mem.free, o);
+  if (bytes == 0)
+    return absl::FailedPreconditionError(absl::StrCat(what, " needs ", FormatBytes(kMinProbeBytes),
                                                       " of GPU memory to read, ", FormatBytes(mem.free), " is free on ",
                                                       ctx.device().name));
-  ASSIGN_OR_RETURN(ReadProbeKernel kernel, ReadProbeKernel::Load(ctx));
-  r.threads = kernel.threads();
-  r.blocks = kernel.blocks();
+  ReadBuffer r;
+  ASSIGN_OR_RETURN(r.buffer, cuda::DeviceBuffer::Allocate(ctx, bytes));
+  ASSIGN_OR_RETURN(r.stream, cuda::Stream::Create(ctx));
+  RETURN_IF_ERROR(r.stream->Memset(r.buffer.ptr(), 1, bytes));  // backs every page; the values do not matter
+  return r;
+}
 
-  ASSIGN_OR_RETURN(cuda::DeviceBuffer src, cuda::DeviceBuffer::Allocate(ctx, r.bytes));
-  ASSIGN_OR_RETURN(std::unique_ptr<cuda::Stream> stream, cuda::Stream::Create(ctx));
+absl::StatusOr<std::vector<double>> TimeLaunches(const cuda::Context& ctx, const cuda::Stream& stream,
+                                                 const ProbeOptions& o, absl::FunctionRef<absl::Status()> launch) {
   ASSIGN_OR_RETURN(std::unique_ptr<cuda::Event> start, cuda::Event::Create(ctx, CU_EVENT_DEFAULT));
   ASSIGN_OR_RETURN(std::unique_ptr<cuda::Event> end, cuda::Event::Create(ctx, CU_EVENT_DEFAULT));
-  RETURN_IF_ERROR(stream->Memset(src.ptr(), 1, r.bytes));  // backs every page; the values do not matter
-
-  for (int i = 0; i < o.warmup; ++i) RETURN_IF_ERROR(kernel.Launch(*stream, src.ptr(), r.bytes));
+  for (int i = 0; i < o.warmup; ++i) RETURN_IF_ERROR(launch());
   std::vector<double> ms;
   for (int i = 0; i < o.reps; ++i) {
-    RETURN_IF_ERROR(start->Record(*stream));
-    RETURN_IF_ERROR(kernel.Launch(*stream, src.ptr(), r.bytes));
-    RETURN_IF_ERROR(end->Record(*stream));
+    RETURN_IF_ERROR(start->Record(stream));
+    RETURN_IF_ERROR(launch());
+    RETURN_IF_ERROR(end->Record(stream));
     RETURN_IF_ERROR(end->Synchronize());
     ASSIGN_OR_RETURN(float t, cuda::Event::ElapsedMs(*start, *end));
     ms.push_back(t);
   }
+  return ms;
+}
+
+absl::StatusOr<ProbeResult> MeasureReadBandwidth(const cuda::Context& ctx, const ProbeOptions& o) {
+  ASSIGN_OR_RETURN(ReadBuffer src, PrepareReadBuffer(ctx, o, "the bandwidth probe"));
+  ASSIGN_OR_RETURN(ReadProbeKernel kernel, ReadProbeKernel::Load(ctx));
+  ProbeResult r;
+  r.bytes = src.buffer.size();
+  r.threads = kernel.threads();
+  r.blocks = kernel.blocks();
+  ASSIGN_OR_RETURN(std::vector<double> ms, TimeLaunches(ctx, *src.stream, o, [&] {
+    return kernel.Launch(*src.stream, src.buffer.ptr(), r.bytes);
+  }));
   r.reps = o.reps;
   r.median_ms = Median(ms);
   r.best_ms = *std::min_element(ms.begin(), ms.end());

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "runtime/cuda/driver.h"
 
@@ -62,6 +64,23 @@ class ReadProbeKernel {
 // smaller of max_bytes and free_fraction of it, rounded down to whole MiB;
 // 0 when that is below kMinProbeBytes.
 uint64_t ProbeBytes(uint64_t free_bytes, const ProbeOptions& options);
+
+// What the probe and the launch floor share: on `ctx`'s GPU, a buffer of
+// ProbeBytes of the free memory (every page backed) and a stream. `what`
+// names the measurement in errors: InvalidArgument for bad options,
+// FailedPrecondition when too little memory is free (naming how much).
+struct ReadBuffer {
+  cuda::DeviceBuffer buffer;
+  std::unique_ptr<cuda::Stream> stream;
+};
+absl::StatusOr<ReadBuffer> PrepareReadBuffer(const cuda::Context& ctx, const ProbeOptions& options,
+                                             const char* what);
+
+// Runs `launch` options.warmup times untimed on `stream`, then options.reps
+// times each between two CUDA events; the milliseconds of each timed run.
+absl::StatusOr<std::vector<double>> TimeLaunches(const cuda::Context& ctx, const cuda::Stream& stream,
+                                                 const ProbeOptions& options,
+                                                 absl::FunctionRef<absl::Status()> launch);
 
 // Allocates the buffer on `ctx`'s GPU, reads it `warmup` + `reps` times with
 // 16-byte non-coherent loads, one full wave of blocks striding over it, and
