@@ -125,9 +125,6 @@ class MatVecEmitter {
   void ReduceAndStore();
   // Points the row pointers (and block_row0_) at row tile `tile`.
   void SetTile(Value* tile);
-  // l2_prefetch: bulk L2 prefetches of row tile `tile`'s weights in this
-  // split (nothing for a tile past the block's or the matrix's last).
-  void PrefetchTile(Value* tile);
   // Row tile `tile`'s row pointers: the int8/weight rows, the planar scale
   // rows and the byte offsets (rows past the end clamped to the last).
   struct TileRows {
@@ -219,10 +216,6 @@ absl::Status MatVecEmitter::Emit() {
   // programmatic launch their loads are in flight while it finishes.
   const int S = plan_.stream_stages;
   const bool early = !plan_.fmt.staged && n_full_ > 0 && S == 0;
-  if (spec_.matvec.l2_prefetch) {
-    PrefetchTile(tile0_);
-    if (RT > 1) PrefetchTile(b_.CreateAdd(tile0_, kb_.I32c(1)));
-  }
   std::vector<std::vector<std::vector<Value*>>> raw0;
   if (early) raw0 = LoadDirect(ChunkPieces(kb_.I32c(0)));
   // Streaming: the block's items, the first S - 1 of them copied now.
@@ -331,7 +324,6 @@ absl::Status MatVecEmitter::Emit() {
       Value* tile = b_.CreateAdd(tile0_, i);
       kb_.If(b_.CreateICmpSLT(b_.CreateMul(tile, kb_.I32c(plan_.rows_per_block)), kb_.I32c(spec_.rows)), [&] {
         SetTile(tile);
-        if (spec_.matvec.l2_prefetch) PrefetchTile(b_.CreateAdd(tile, kb_.I32c(1)));
         for (auto& row : acc_)
           for (Value* a : row) kb_.Set(a, kb_.F32c(0.0f));
         k_loop({});
@@ -350,57 +342,6 @@ void MatVecEmitter::SetTile(Value* tile) {
   rowptr_ = rows.row;
   scale_row_ = rows.scale_row;
   row_off_ = rows.offset;
-}
-
-void MatVecEmitter::PrefetchTile(Value* tile) {
-  // Bytes per bulk prefetch: a tile's contiguous rows go out as a few such
-  // requests spread over the block's threads.
-  constexpr int64_t kChunk = 4096;
-  const int64_t row_bytes = WeightRowBytes(spec_.weight, spec_.cols);
-  const int64_t rpb = plan_.rows_per_block;
-  const FormatGeometry& g = plan_.fmt;
-  Value* row0 = b_.CreateMul(tile, kb_.I32c(rpb));
-  Value* live = b_.CreateAnd(b_.CreateICmpSLT(tile, b_.CreateAdd(tile0_, kb_.I32c(plan_.row_tiles))),
-                             b_.CreateICmpSLT(row0, kb_.I32c(spec_.rows)));
-  kb_.If(live, [&] {
-    Value* left = b_.CreateSub(kb_.I32c(spec_.rows), row0);
-    Value* n_rows = b_.CreateSelect(b_.CreateICmpSLT(left, kb_.I32c(rpb)), left, kb_.I32c(rpb));
-    // This split's bytes of a row: its pieces' whole blocks (planar Q8_0:
-    // int8 plane, then 2 scale bytes per block).
-    auto block_of = [&](Value* piece) { return b_.CreateUDiv(piece, kb_.I32c(g.pieces_per_block)); };
-    Value* b0 = b_.CreateZExt(block_of(p_begin_), kb_.I64());
-    Value* b1 = b_.CreateZExt(block_of(b_.CreateAdd(p_end_, kb_.I32c(g.pieces_per_block - 1))), kb_.I64());
-    struct Plane {
-      Value* base;
-      int64_t row_bytes, block_bytes;
-    };
-    std::vector<Plane> planes = {{kb_.Param("w"), row_bytes, g.block_bytes}};
-    if (spec_.weight == WeightFormat::kQ8_0Planar) planes.push_back({kb_.Param("w_scales"), spec_.cols / 32 * 2, 2});
-    Value* threads = kb_.I32c(spec_.matvec.threads);
-    for (const Plane& pl : planes) {
-      Value* r0 = b_.CreateMul(b_.CreateZExt(row0, kb_.I64()), kb_.I64c(pl.row_bytes));
-      if (plan_.k_split == 1) {
-        // The tile's rows are one contiguous range: chunks of kChunk bytes.
-        Value* bytes = b_.CreateMul(b_.CreateZExt(n_rows, kb_.I64()), kb_.I64c(pl.row_bytes));
-        Value* chunks = b_.CreateTrunc(b_.CreateUDiv(b_.CreateAdd(bytes, kb_.I64c(kChunk - 1)), kb_.I64c(kChunk)),
-                                       kb_.I32());
-        kb_.For(tid_, chunks, threads, [&](Value* c) {
-          Value* lo = b_.CreateMul(b_.CreateZExt(c, kb_.I64()), kb_.I64c(kChunk));
-          Value* hi = b_.CreateAdd(lo, kb_.I64c(kChunk));
-          hi = b_.CreateSelect(b_.CreateICmpULT(hi, bytes), hi, bytes);
-          Value* at = kb_.Gep(pl.base, r0);
-          kb_.PrefetchL2Range(kb_.Gep(at, lo), kb_.Gep(at, hi));
-        });
-      } else {
-        // A split holds part of each row: a request per row.
-        kb_.For(tid_, n_rows, threads, [&](Value* r) {
-          Value* at = kb_.Gep(pl.base, b_.CreateAdd(r0, b_.CreateMul(b_.CreateZExt(r, kb_.I64()), kb_.I64c(pl.row_bytes))));
-          kb_.PrefetchL2Range(kb_.Gep(at, b_.CreateMul(b0, kb_.I64c(pl.block_bytes))),
-                              kb_.Gep(at, b_.CreateMul(b1, kb_.I64c(pl.block_bytes))));
-        });
-      }
-    }
-  });
 }
 
 MatVecEmitter::TileRows MatVecEmitter::RowsOf(Value* tile) {

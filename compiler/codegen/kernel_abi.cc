@@ -96,10 +96,6 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
                                   " is not a multiple of 2*pair_group"));
   if (m.release_early && m.stream_stages == 0)
     return Bad(spec, "matvec.release_early needs stream_stages (it releases after the first copies)");
-  if (m.l2_prefetch && !target.HasBulkCopy())
-    return Bad(spec, absl::StrCat("matvec.l2_prefetch needs sm_90 (cp.async.bulk.prefetch), not ", target.Name()));
-  if (m.l2_prefetch && m.stream_stages != 0)
-    return Bad(spec, "matvec.l2_prefetch and stream_stages both fetch weights ahead; choose one");
   if (m.stream_stages != 0) {
     if (m.stream_stages < 2 || m.stream_stages > 8)
       return Bad(spec, absl::StrCat("matvec.stream_stages = ", m.stream_stages, " must be 0 or in [2, 8]"));

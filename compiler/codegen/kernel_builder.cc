@@ -246,19 +246,6 @@ void KernelBuilder::CpAsyncWait(int n) {
   b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {I32c(n)});
 }
 
-void KernelBuilder::PrefetchL2(Value* address, Value* bytes) {
-  if (address->getType()->isPointerTy()) address = b_.CreatePtrToInt(address, I64());
-  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {I64(), I32()}, false);
-  auto* asm_fn = llvm::InlineAsm::get(fty, "cp.async.bulk.prefetch.L2.global [$0], $1;", "l,r", /*hasSideEffects=*/true);
-  b_.CreateCall(fty, asm_fn, {address, bytes});
-}
-
-void KernelBuilder::PrefetchL2Range(Value* begin, Value* end) {
-  Value* lo = b_.CreateAnd(b_.CreateAdd(b_.CreatePtrToInt(begin, I64()), I64c(15)), I64c(~int64_t{15}));
-  Value* hi = b_.CreateAnd(b_.CreatePtrToInt(end, I64()), I64c(~int64_t{15}));
-  If(b_.CreateICmpUGT(hi, lo), [&] { PrefetchL2(lo, b_.CreateTrunc(b_.CreateSub(hi, lo), I32())); });
-}
-
 void KernelBuilder::Barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
 void KernelBuilder::SyncWarp() {

@@ -115,14 +115,6 @@ class KernelBuilder {
   void CpAsync16(llvm::Value* shared_dst, llvm::Value* global_src);
   void CpAsyncCommit();
   void CpAsyncWait(int n);
-  // Asks the L2 for global bytes [address, address + bytes) without waiting
-  // (cp.async.bulk.prefetch.L2, sm_90; a hint: nothing is written and
-  // nothing waits on it). `bytes` (i32) is a multiple of 16 and `address`
-  // (a pointer or its i64 value) 16-byte aligned: PrefetchL2Range rounds any
-  // range inward to that.
-  void PrefetchL2(llvm::Value* address, llvm::Value* bytes);
-  // The 16-byte aligned part of [begin, end) (global i8*), when non-empty.
-  void PrefetchL2Range(llvm::Value* begin, llvm::Value* end);
 
   // Shared memory: a per-kernel static array (aligned 16) or the dynamic one.
   llvm::Value* StaticShared(int64_t bytes);

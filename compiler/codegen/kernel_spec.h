@@ -74,9 +74,6 @@ struct MatVecSchedule {
                                   // shared memory (cp.async) this many work items ahead
   bool release_early = false;     // stream_stages: let the next kernel launch (programmatic
                                   // launch) once the first copies are issued, not at the end
-  bool l2_prefetch = false;       // sm_90: each block asks the L2 for its row tile's weights with
-                                  // bulk prefetches (cp.async.bulk.prefetch.L2) at its start, and
-                                  // for its next tile as it starts each one
 };
 
 struct GemmSchedule {

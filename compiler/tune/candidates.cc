@@ -37,7 +37,6 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("row_tiles", s.matvec.row_tiles);
       f("stream_stages", s.matvec.stream_stages);
       f("release_early", s.matvec.release_early);
-      f("l2_prefetch", s.matvec.l2_prefetch);
       return;
     case Family::kGemm:
       f("tile_m", s.gemm.tile_m);

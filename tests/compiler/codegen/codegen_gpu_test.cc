@@ -286,8 +286,6 @@ TEST(CodegenGpu, MatVecInt8ActivationsAndRowTiles) {
         specs.push_back(rt);
       }
   for (const KernelSpec& st : testing::StreamedMatVecs()) specs.push_back(st);
-  if (gpu->target.HasBulkCopy())
-    for (const KernelSpec& pf : testing::PrefetchedMatVecs()) specs.push_back(pf);
   Loaded l = Load(gpu, specs);
   uint32_t seed = 300;
   for (const KernelSpec& s : specs) {

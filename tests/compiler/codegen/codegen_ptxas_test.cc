@@ -95,7 +95,6 @@ TEST(CodegenPtxas, SchedulesOffDefaultSm90) {
     specs.push_back(c);
   }
   for (const KernelSpec& st : testing::StreamedMatVecs()) specs.push_back(st);
-  for (const KernelSpec& pf : testing::PrefetchedMatVecs()) specs.push_back(pf);
   KernelSpec d;
   d.name = "dec_g8_d128";  // Qwen3-32B: 64 query heads on 8 KV heads
   d.family = Family::kAttentionDecode;

@@ -262,35 +262,6 @@ TEST(CodegenFileCheck, Int8StagingIssuesItsLoadsTogether) {
   ExpectFileCheck({mv}, Sm(90), checks);
 }
 
-// l2_prefetch: the block's first two row tiles are requested from the L2
-// before griddepcontrol.wait (weights never depend on the previous kernel),
-// then the next tile's as each later tile starts; the weights themselves
-// still arrive through ld.global.nc.
-TEST(CodegenFileCheck, L2PrefetchRequestsTilesBeforeTheWait) {
-  KernelSpec mv = testing::MatVec("mv_pf", WeightFormat::kQ4_K, 1024, 4096, Prologue::kRmsNorm);
-  mv.programmatic_launch = true;
-  mv.matvec.threads = 128;
-  mv.matvec.rows_per_block = 16;
-  mv.matvec.row_groups = 4;
-  mv.matvec.unroll = 1;
-  mv.matvec.stage_all = true;
-  mv.matvec.row_tiles = 4;
-  mv.matvec.l2_prefetch = true;
-  ExpectFileCheck({mv}, Sm(90), R"(
-CHECK-LABEL: .entry mv_pf(
-CHECK: cp.async.bulk.prefetch.L2.global [%rd{{[0-9]+}}], %r{{[0-9]+}};
-CHECK: cp.async.bulk.prefetch.L2.global
-CHECK: griddepcontrol.wait;
-CHECK: ld.global.nc.v4
-CHECK: cp.async.bulk.prefetch.L2.global
-CHECK: griddepcontrol.launch_dependents;
-)");
-  KernelSpec plain = mv;
-  plain.name = "mv_nopf";
-  plain.matvec.l2_prefetch = false;
-  ExpectFileCheck({plain}, Sm(90), "CHECK-LABEL: .entry mv_nopf(\nCHECK-NOT: prefetch\n");
-}
-
 // The "last block done" merge (decode attention, argmax): fence, count,
 // then the last arrival fences and resets the counter; the reads of the
 // other blocks' partials follow, never through the .nc path.
@@ -524,15 +495,6 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   deep.matvec.rows_per_block = 32;
   deep.matvec.stream_stages = 4;
   ExpectBad(deep, "bytes of shared memory (sm_90 has 232448)");
-  KernelSpec prefetch_streamed = stream;
-  prefetch_streamed.name = "prefetch_streamed";
-  prefetch_streamed.matvec.l2_prefetch = true;
-  ExpectBad(prefetch_streamed, "l2_prefetch and stream_stages both fetch weights ahead");
-  KernelSpec prefetch_sm80 = testing::MatVec("prefetch_sm80", WeightFormat::kQ4_K, 64, 256);
-  prefetch_sm80.matvec.l2_prefetch = true;
-  absl::StatusOr<CompiledModule> on_sm80 = EmitPtx({prefetch_sm80}, Sm(80));
-  ASSERT_FALSE(on_sm80.ok());
-  EXPECT_TRUE(absl::StrContains(on_sm80.status().message(), "l2_prefetch needs sm_90")) << on_sm80.status();
   KernelSpec gemm = testing::Gemm("gemm_tile_k_32_q6k", WeightFormat::kQ6_K, 256, 256);
   gemm.gemm.tile_k = 32;
   ExpectBad(gemm, "column window");

@@ -155,49 +155,6 @@ std::vector<KernelSpec> StreamedMatVecs() {
   return out;
 }
 
-std::vector<KernelSpec> PrefetchedMatVecs() {
-  struct Prefetched {
-    WeightFormat f;
-    Prologue p;
-    Epilogue e;
-    int tokens, threads, rows_per_block, row_groups, unroll, row_tiles, k_split;
-    bool stage_all, int8;
-    int64_t rows, cols;
-  };
-  const Prefetched prefetched[] = {
-      {WeightFormat::kQ8_0Planar, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 1, 128, 8, 4, 1, 1, 1, false, false, 264, 4096},
-      {WeightFormat::kQ8_0Planar, Prologue::kNone, Epilogue::kAddInPlace, 1, 64, 4, 2, 1, 1, 2, false, false, 259, 8192},
-      {WeightFormat::kQ4_K, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 1, 128, 16, 4, 1, 4, 1, true, true, 264, 4096},
-      {WeightFormat::kQ4_K, Prologue::kNone, Epilogue::kStore, 4, 128, 8, 2, 1, 3, 1, true, true, 259, 4096},
-      {WeightFormat::kQ4_K, Prologue::kNone, Epilogue::kAddInPlace, 1, 128, 16, 4, 1, 1, 2, true, true, 259, 12288},
-      {WeightFormat::kQ6_K, Prologue::kNone, Epilogue::kAddInPlace, 1, 128, 16, 4, 1, 1, 2, true, false, 259, 12288},
-      {WeightFormat::kQ6_K, Prologue::kRmsNorm, Epilogue::kStore, 1, 256, 8, 4, 2, 1, 1, false, false, 259, 4096},
-      {WeightFormat::kQ8_0, Prologue::kRmsNorm, Epilogue::kStore, 4, 256, 4, 1, 2, 1, 1, false, false, 259, 1024},
-      {WeightFormat::kQ4_0, Prologue::kNone, Epilogue::kStore, 1, 256, 8, 1, 2, 1, 1, false, false, 259, 2048},
-      {WeightFormat::kQ5_K, Prologue::kRmsNorm, Epilogue::kSiluMulWith, 1, 128, 8, 2, 1, 1, 1, false, false, 259, 4096},
-      {WeightFormat::kF16, Prologue::kNone, Epilogue::kStore, 1, 256, 2, 1, 2, 1, 1, false, false, 259, 256},
-  };
-  std::vector<KernelSpec> out;
-  int k = 0;
-  for (const Prefetched& c : prefetched) {
-    KernelSpec s = testing::MatVec(absl::StrCat("mvpf", k, "_", WeightFormatName(c.f), "_", ProName(c.p), "_",
-                                                EpiName(c.e), "_rt", c.row_tiles, "_ks", c.k_split),
-                                   c.f, c.rows, c.cols, c.p, c.e, c.tokens);
-    s.matvec.threads = c.threads;
-    s.matvec.rows_per_block = c.rows_per_block;
-    s.matvec.row_groups = c.row_groups;
-    s.matvec.unroll = c.unroll;
-    s.matvec.row_tiles = c.row_tiles;
-    s.matvec.k_split = c.k_split;
-    s.matvec.stage_all = c.stage_all;
-    s.matvec.int8_activations = c.int8;
-    s.matvec.l2_prefetch = true;
-    s.programmatic_launch = k++ % 2 == 0;
-    out.push_back(s);
-  }
-  return out;
-}
-
 std::vector<KernelSpec> GemmMatrix() {
   std::vector<KernelSpec> out;
   int k = 0;

@@ -25,11 +25,6 @@ std::vector<KernelSpec> MatVecMatrix();
 // Matvecs whose weights stream through shared memory (stream_stages):
 // every direct format with the schedule axes that change its loops.
 std::vector<KernelSpec> StreamedMatVecs();
-// Matvecs that bulk-prefetch their row tiles into the L2 (l2_prefetch,
-// sm_90): contiguous tiles and k splits, row tiles with a partial last
-// block, planar scales, and blocks of 34 and 210 bytes (ranges rounded to
-// 16-byte units).
-std::vector<KernelSpec> PrefetchedMatVecs();
 // Every format x prologue x epilogue for gemm, tensor cores and fp32.
 std::vector<KernelSpec> GemmMatrix();
 // Embedding (every table format), rope, attention, argmax, pack, copy: tiny and 8B.
