@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # A/B of compiler variants on the GPU host: the 8B model of each TYPE
 # (synthesized once, seed 1) compiled by each variant's kilnc, with its
-# schedule table if given, then `kiln bench` (one table line per variant and
-# depth; the JSON is kept) and `kiln profile`. Variants alternate per type,
-# so drift of the GPU shows as disagreement between repeated variants.
+# schedule table if given, or a bundle compiled elsewhere; then `kiln bench`
+# (one line per variant and depth, with the launch floor; the JSON is kept)
+# and `kiln profile`. Variants alternate per type, KILN_AB_ROUNDS times, so
+# drift of the GPU shows as disagreement between rounds.
 # Then each variant greedily continues the same 16-token prompt for 16
 # tokens with its logits dumped, and every variant is checked against the
 # first: the generated ids, and the logits of every row when they agree,
 # else of the 16 prompt rows and the first decoded one (tests/e2e/
 # compare_logits.py, relative error bound 5e-3, the model tests').
-# usage: tools/gpu_ab.sh LOGDIR "TYPES" NAME=KILNC[,TABLE] ...
+# usage: tools/gpu_ab.sh LOGDIR "TYPES" VARIANT ...
+#   VARIANT: NAME=KILNC[,TABLE]   compile with that kilnc (and schedule table)
+#            NAME=bundle:PATH     a bundle built elsewhere; %T in PATH is the
+#                                 type (a type without one skips the variant)
 # env: KILN_BIN_DIR (kiln, kilnc), KILN_BENCH_ARGS (default: --prompt-lengths
 #      512 --depths 0,4096 --steps 64), KILN_COMPILE_ARGS (extra `kilnc compile`
-#      flags, e.g. --no-programmatic-launch)
+#      flags, e.g. --no-programmatic-launch), KILN_AB_ROUNDS (default 1)
 set -uo pipefail
 LOG=$1 TYPES=$2
 shift 2
@@ -25,31 +29,49 @@ mkdir -p "$W" "$LOG"
 for TYPE in $TYPES; do
   [ -s "$W/8b-$TYPE.gguf" ] ||
     "$BIN/kilnc" synth --preset 8b --type "$TYPE" --seed 1 -o "$W/8b-$TYPE.gguf" > /dev/null 2>&1
+  NAMES=()
   for V in "$@"; do
     NAME=${V%%=*} REST=${V#*=}
-    KILNC=${REST%%,*} TABLE=
-    [ "$REST" != "$KILNC" ] && TABLE=${REST#*,}
     B="$W/8b-$TYPE-$NAME.kiln"
-    "$KILNC" compile "$W/8b-$TYPE.gguf" -o "$B" ${TABLE:+--schedules "$TABLE"} ${KILN_COMPILE_ARGS:-} \
-      > "$LOG/compile-$TYPE-$NAME.txt" 2>&1 ||
-      { echo "$TYPE $NAME: compile failed"; tail -3 "$LOG/compile-$TYPE-$NAME.txt"; continue; }
-    "$BIN/kiln" bench -b "$B" -m "$W/8b-$TYPE.gguf" --json $ARGS > "$LOG/ab-$TYPE-$NAME.json" 2> "$LOG/ab-$TYPE-$NAME.err"
-    python3 - "$LOG/ab-$TYPE-$NAME.json" "$TYPE" "$NAME" <<'PY'
+    if [ "${REST#bundle:}" != "$REST" ]; then
+      SRC=${REST#bundle:}
+      SRC=${SRC//%T/$TYPE}
+      [ -s "$SRC" ] || { echo "$TYPE $NAME: no bundle $SRC; skipped"; continue; }
+      cp "$SRC" "$B"
+    else
+      KILNC=${REST%%,*} TABLE=
+      [ "$REST" != "$KILNC" ] && TABLE=${REST#*,}
+      "$KILNC" compile "$W/8b-$TYPE.gguf" -o "$B" ${TABLE:+--schedules "$TABLE"} ${KILN_COMPILE_ARGS:-} \
+        > "$LOG/compile-$TYPE-$NAME.txt" 2>&1 ||
+        { echo "$TYPE $NAME: compile failed"; tail -3 "$LOG/compile-$TYPE-$NAME.txt"; continue; }
+    fi
+    NAMES+=("$NAME")
+  done
+  for ROUND in $(seq 1 "${KILN_AB_ROUNDS:-1}"); do
+    for NAME in "${NAMES[@]}"; do
+      B="$W/8b-$TYPE-$NAME.kiln" J="$LOG/ab-$TYPE-$NAME-r$ROUND.json"
+      "$BIN/kiln" bench -b "$B" -m "$W/8b-$TYPE.gguf" --json $ARGS > "$J" 2> "${J%.json}.err"
+      python3 - "$J" "$TYPE" "$NAME" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 for r in d.get("decode", []):
-    print("%-7s %-12s depth %6d: %7.1f tok/s %6.3f ms/token %5.1f %% of probe (%.0f GB/s)" % (
+    floor = r.get("launch_floor_ms_per_token")
+    print("%-7s %-12s depth %6d: %7.1f tok/s %6.3f ms/token %5.1f %% of probe (%.0f GB/s)%s" % (
         sys.argv[2], sys.argv[3], r["depth"], r["tok_per_s"], r["ms_per_token"], r["probe_percent"],
-        d.get("probe_gb_per_s", 0)))
+        d.get("probe_gb_per_s", 0),
+        ", floor %.3f ms (step at %.1f %%)" % (floor, r["launch_floor_percent"]) if floor else ""))
 PY
+    done
+  done
+  for NAME in "${NAMES[@]}"; do
+    B="$W/8b-$TYPE-$NAME.kiln"
     "$BIN/kiln" profile -b "$B" -m "$W/8b-$TYPE.gguf" > "$LOG/profile-$TYPE-$NAME.txt" 2>&1
     "$BIN/kiln" run -b "$B" -m "$W/8b-$TYPE.gguf" --tokens "$PROMPT" -n 16 --ignore-eos -c 256 \
       --dump-logits "$W/logits-$TYPE-$NAME.npy" > "$LOG/tokens-$TYPE-$NAME.txt" 2> "$LOG/run-$TYPE-$NAME.err" ||
       { echo "$TYPE $NAME: kiln run failed"; tail -2 "$LOG/run-$TYPE-$NAME.err"; }
   done
   FIRST=
-  for V in "$@"; do
-    NAME=${V%%=*}
+  for NAME in "${NAMES[@]}"; do
     [ -s "$LOG/tokens-$TYPE-$NAME.txt" ] || continue
     if [ -z "$FIRST" ]; then FIRST=$NAME; continue; fi
     if cmp -s "$LOG/tokens-$TYPE-$FIRST.txt" "$LOG/tokens-$TYPE-$NAME.txt"; then
