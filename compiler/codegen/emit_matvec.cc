@@ -94,8 +94,9 @@ class MatVecEmitter {
   // takes quad q mod 8, so it computes and stores exactly what the lane of
   // that quad of the first block does (a branch around the stores let LLVM
   // sink each load into the block that first uses it, one round trip per
-  // quad again). Chunks are whole 32-column blocks, so 8 aligned lanes still
-  // hold one block. `process` gets the local column and the quad's values.
+  // quad again). Chunks are whole 32-column blocks (int8) or at least 8
+  // quads (float, stage_all), so 8 aligned lanes still hold one block and
+  // quad q mod 8 exists. `process` gets the local column and the quad's values.
   using QuadFn = std::function<void(Value* lc, std::vector<Value*>& x)>;
   void ForStagedQuads(int t, Value* quads, const QuadFn& process);
   // RMSNorm's staging of one quad: adds x^2 to `ss` (returned) and
