@@ -5,7 +5,10 @@
 // follows L = pos[0]+1 at run time (kernel_spec.h AttentionSchedule):
 // len = min(split_positions, max(min_split_positions,
 // roundup(ceil(L/max_splits), 32))), so long contexts use every split and
-// short ones few; the first nact = ceil(L/len) splits are live.
+// short ones few; the first nact = ceil(L/len) splits are live. pos is
+// read before griddepcontrol.wait (nothing the kernel may overlap writes
+// it), so dead splits exit and live ones know their range while the
+// previous kernel finishes.
 //
 //  0. rope_fused: the kernel starts with kQkNormRopeStore's work for the
 //     new token (NormRopeHeads below), reading the raw qkv row; q lands in
@@ -87,9 +90,12 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, 
     Value* w = b.CreateSelect(is_k, kb.Param("k_norm"), kb.Param("q_norm"));
     // The lanes' pairs (i, i + D/2) for i = lane + 32k, in registers from
     // the sum of squares to the rotation: each element is read once (the
-    // row comes through L2 under programmatic launch).
+    // row comes through L2 under programmatic launch). The value head's
+    // pair and the norm weights are loaded with them, so the K/V warp, the
+    // last to reach the barrier, waits one round trip, not three.
     const int K = (H2 + kWarp - 1) / kWarp;
-    std::vector<Value*> idx(K), in(K, nullptr), x0(K), x1(K);
+    Value* v_src = F32At(kb, qkv, b.CreateMul(b.CreateAdd(kvh, kb.I32c(nq + nkv)), kb.I32c(D)));
+    std::vector<Value*> idx(K), in(K, nullptr), x0(K), x1(K), v0(K), v1(K), w0(K), w1(K);
     Value* ss = kb.F32c(0.0f);
     for (int k = 0; k < K; ++k) {
       idx[k] = b.CreateAdd(lane, kb.I32c(int64_t{kWarp} * k));
@@ -98,29 +104,33 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, 
         in[k] = b.CreateICmpSLT(idx[k], kb.I32c(H2));
         ic = b.CreateSelect(in[k], idx[k], kb.I32c(H2 - 1));
       }
+      Value* ic1 = b.CreateAdd(ic, kb.I32c(H2));
       x0[k] = kb.LoadInput(kb.F32(), F32At(kb, src, ic), 4);
-      x1[k] = kb.LoadInput(kb.F32(), F32At(kb, src, b.CreateAdd(ic, kb.I32c(H2))), 4);
+      x1[k] = kb.LoadInput(kb.F32(), F32At(kb, src, ic1), 4);
+      v0[k] = kb.LoadInput(kb.F32(), F32At(kb, v_src, ic), 4);
+      v1[k] = kb.LoadInput(kb.F32(), F32At(kb, v_src, ic1), 4);
+      w0[k] = kb.Load(kb.F32(), F32At(kb, w, ic), 4);
+      w1[k] = kb.Load(kb.F32(), F32At(kb, w, ic1), 4);
       Value* s2 = kb.Fma(x1[k], x1[k], kb.Fma(x0[k], x0[k], ss));
       ss = in[k] ? b.CreateSelect(in[k], s2, ss) : s2;
     }
     Value* mean = b.CreateFDiv(kb.WarpSum(ss), kb.F32c(static_cast<float>(D)));
     Value* r = b.CreateFDiv(kb.F32c(1.0f), kb.Sqrt(b.CreateFAdd(mean, kb.F32c(spec.eps))));
-    Value* v_src = F32At(kb, qkv, b.CreateMul(b.CreateAdd(kvh, kb.I32c(nq + nkv)), kb.I32c(D)));
     Value* q_dst = F32At(kb, q_s, b.CreateMul(hh, kb.I32c(D)));
     for (int k = 0; k < K; ++k) {
       auto pair = [&, k] {
         Value* i = idx[k];
         Value* i1 = b.CreateAdd(i, kb.I32c(H2));
-        Value* y0 = b.CreateFMul(b.CreateFMul(x0[k], r), kb.Load(kb.F32(), F32At(kb, w, i), 4));
-        Value* y1 = b.CreateFMul(b.CreateFMul(x1[k], r), kb.Load(kb.F32(), F32At(kb, w, i1), 4));
+        Value* y0 = b.CreateFMul(b.CreateFMul(x0[k], r), w0[k]);
+        Value* y1 = b.CreateFMul(b.CreateFMul(x1[k], r), w1[k]);
         const std::pair<Value*, Value*> o = rope.Rotate(p, i, y0, y1);
         kb.IfElse(
             is_k,
             [&] {
               StoreCacheElement(kb, k_row, i, o.first);
               StoreCacheElement(kb, k_row, i1, o.second);
-              StoreCacheElement(kb, v_row, i, kb.LoadInput(kb.F32(), F32At(kb, v_src, i), 4));
-              StoreCacheElement(kb, v_row, i1, kb.LoadInput(kb.F32(), F32At(kb, v_src, i1), 4));
+              StoreCacheElement(kb, v_row, i, v0[k]);
+              StoreCacheElement(kb, v_row, i1, v1[k]);
             },
             [&] {
               Value* scale = kb.F32c(spec.attn_scale * kLog2e);
@@ -304,7 +314,10 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   Value* warp = b.CreateLShr(tid, i32c(5));
   Value* kvh = kb.Ctaid(0);
   Value* split = kb.Ctaid(1);
-  kb.GridDependencyWait();
+  // pos is read before griddepcontrol.wait: only the step's last launch
+  // (the runtime's advance, or the host between eager steps) writes it,
+  // never a kernel this one may overlap, so the splits are sized and the
+  // dead ones gone while the previous kernel finishes.
   Value* L = b.CreateAdd(kb.LoadInput(kb.I32(), kb.Param("pos"), 4), i32c(1));
   auto smin = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); };
   auto smax = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSGT(x, y), x, y); };
@@ -339,6 +352,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   };
 
   kb.If(b.CreateICmpSLT(split, nact), [&] {
+    kb.GridDependencyWait();
     Value* n = smin(b.CreateSub(L, start), len);
     // 1. Scaled q (step 0 when fused), then scores.
     if (spec.rope_fused) {

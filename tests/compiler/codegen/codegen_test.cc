@@ -330,6 +330,26 @@ TEST(CodegenFileCheck, DecodeAttentionWithRopeReadsTheCacheCoherently) {
                                CoherentCacheChecks("decr_wide", 1024, "st.global.f32", {"ld.global.v4.f32"})));
 }
 
+// Under programmatic launch the fused decode attention reads pos before
+// griddepcontrol.wait, then every value its warp needs from the qkv row
+// (two rounds of query/key pairs and value pairs: 8 loads for 128 dims)
+// and the norm weights at once: after the head's sum-of-squares butterfly
+// nothing global is loaded before the barrier.
+TEST(CodegenFileCheck, DecodeAttentionLoadsTheQkvRowAtOnce) {
+  KernelSpec d = DecodeAttention8B("decp");
+  d.rope_fused = true;
+  d.programmatic_launch = true;
+  ExpectFileCheck({d}, Sm(90), R"(
+CHECK-LABEL: .entry decp(
+CHECK: ld.global.cg.u32
+CHECK: griddepcontrol.wait;
+CHECK-COUNT-8: ld.global.cg.f32
+CHECK: shfl.sync.bfly
+CHECK-NOT: ld.global
+CHECK: bar.sync
+)");
+}
+
 TEST(CodegenFileCheck, ArgmaxMergesOnlyWithSeveralBlocks) {
   KernelSpec many;
   many.name = "am_many";
