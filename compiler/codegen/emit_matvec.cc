@@ -498,14 +498,15 @@ void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
   Value* NW = kb_.Param("norm_w");
   chunk_col0_ = b_.CreateMul(first_piece, kb_.I32c(pw));
   Value* quads = b_.CreateMul(n_pieces, kb_.I32c(pw / 4));
-  if (plan_.stage_all && plan_.chunk_cols >= 32) {
-    // The split's whole row, once per kernel: its loads go out together.
+  if (plan_.chunk_cols >= 32) {
+    // A thread's loads of a round go out together before any store: the
+    // split's whole row once per kernel (stage_all), or the chunk inside
+    // the K loop.
     for (int t = 0; t < TT; ++t)
       ForStagedQuads(t, quads, [&](Value* lc, std::vector<Value*>& x) { kb_.Store4xF32(StagedX(t, lc), x); });
     return;
   }
-  // Chunk by chunk inside the K loop, where the weights' registers are live:
-  // one quad per thread a round.
+  // Chunks under 32 columns (fewer quads than a warp): one quad per thread.
   for (int t = 0; t < TT; ++t) {
     kb_.For(tid_, quads, kb_.I32c(NT), [&](Value* q) {
       Value* lc = b_.CreateShl(q, kb_.I32c(2));
