@@ -8,7 +8,9 @@
 // short ones few; the first nact = ceil(L/len) splits are live. pos is
 // read before griddepcontrol.wait (nothing the kernel may overlap writes
 // it), so dead splits exit and live ones know their range while the
-// previous kernel finishes.
+// previous kernel finishes; a live split then asks the L2 for its K and V
+// rows of earlier positions (cp.async.bulk.prefetch.L2 on sm_90) before
+// it waits, so their DRAM reads overlap that kernel's tail.
 //
 //  0. rope_fused: the kernel starts with kQkNormRopeStore's work for the
 //     new token (NormRopeHeads below), reading the raw qkv row; q lands in
@@ -352,6 +354,18 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   };
 
   kb.If(b.CreateICmpSLT(split, nact), [&] {
+    // The split's K and V rows from before this step (positions < L - 1,
+    // written by earlier steps, never by a kernel this one may overlap)
+    // are asked of the L2 before the wait: their DRAM reads overlap the
+    // previous kernel's tail, and the loads below find them in L2.
+    {
+      Value* old_rows = smax(smin(b.CreateSub(b.CreateSub(L, i32c(1)), start), len), i32c(0));
+      kb.For(tid, b.CreateShl(old_rows, i32c(1)), i32c(NT), [&](Value* i) {
+        Value* cache = b.CreateSelect(b.CreateICmpEQ(b.CreateAnd(i, i32c(1)), i32c(0)), kb.Param("k_cache"),
+                                      kb.Param("v_cache"));
+        kb.PrefetchL2(cache_ptr(cache, b.CreateAdd(start, b.CreateLShr(i, i32c(1))), i32c(0)), D * eb);
+      }, /*unroll=*/1);
+    }
     kb.GridDependencyWait();
     Value* n = smin(b.CreateSub(L, start), len);
     // 1. Scaled q (step 0 when fused), then scores.

@@ -27,6 +27,8 @@ struct Target {
   std::string PtxFeature() const;    // "+ptx70" ... "+ptx80"
   // griddepcontrol (programmatic dependent launch) exists from sm_90 on.
   bool HasGridDependencyControl() const { return arch == GpuArch::kSm90; }
+  // cp.async.bulk (and its L2 prefetch) exists from sm_90 on.
+  bool HasBulkCopy() const { return arch == GpuArch::kSm90; }
   // The most shared memory one block may use (static + dynamic opt-in).
   int64_t MaxSharedPerBlock() const;
   // "sm_80", "sm_86", "sm_89", "sm_90" (also "80", "90", ...).

@@ -246,6 +246,19 @@ void KernelBuilder::CpAsyncWait(int n) {
   b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {I32c(n)});
 }
 
+void KernelBuilder::PrefetchL2(Value* address, int bytes) {
+  Value* a = b_.CreatePtrToInt(address, I64());
+  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {I64()}, false);
+  if (target_.HasBulkCopy()) {
+    auto* asm_fn = llvm::InlineAsm::get(
+        fty, absl::StrCat("cp.async.bulk.prefetch.L2.global [$0], ", bytes, ";"), "l", /*hasSideEffects=*/true);
+    b_.CreateCall(fty, asm_fn, {a});
+    return;
+  }
+  auto* asm_fn = llvm::InlineAsm::get(fty, "prefetch.global.L2 [$0];", "l", /*hasSideEffects=*/true);
+  for (int off = 0; off < bytes; off += 128) b_.CreateCall(fty, asm_fn, {b_.CreateAdd(a, I64c(off))});
+}
+
 void KernelBuilder::Barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
 void KernelBuilder::SyncWarp() {

@@ -115,6 +115,11 @@ class KernelBuilder {
   void CpAsync16(llvm::Value* shared_dst, llvm::Value* global_src);
   void CpAsyncCommit();
   void CpAsyncWait(int n);
+  // Asks the L2 for the global bytes [address, address + bytes) without
+  // waiting: one cp.async.bulk.prefetch.L2 on sm_90, a prefetch.global.L2
+  // per 128-byte line before. A hint: nothing is written and nothing waits
+  // on it. `address` 16-byte aligned, `bytes` a multiple of 16.
+  void PrefetchL2(llvm::Value* address, int bytes);
 
   // Shared memory: a per-kernel static array (aligned 16) or the dynamic one.
   llvm::Value* StaticShared(int64_t bytes);

@@ -330,15 +330,22 @@ TEST(CodegenFileCheck, DecodeAttentionWithRopeReadsTheCacheCoherently) {
                                CoherentCacheChecks("decr_wide", 1024, "st.global.f32", {"ld.global.v4.f32"})));
 }
 
+// The 8B decode attention with q/k-norm, RoPE and the KV store fused, under
+// programmatic launch (as sm_90 bundles run it).
+KernelSpec FusedDecodeAttention8BUnderPdl(const char* name) {
+  KernelSpec d = DecodeAttention8B(name);
+  d.rope_fused = true;
+  d.programmatic_launch = true;
+  return d;
+}
+
 // Under programmatic launch the fused decode attention reads pos before
 // griddepcontrol.wait, then every value its warp needs from the qkv row
 // (two rounds of query/key pairs and value pairs: 8 loads for 128 dims)
 // and the norm weights at once: after the head's sum-of-squares butterfly
 // nothing global is loaded before the barrier.
 TEST(CodegenFileCheck, DecodeAttentionLoadsTheQkvRowAtOnce) {
-  KernelSpec d = DecodeAttention8B("decp");
-  d.rope_fused = true;
-  d.programmatic_launch = true;
+  KernelSpec d = FusedDecodeAttention8BUnderPdl("decp");
   ExpectFileCheck({d}, Sm(90), R"(
 CHECK-LABEL: .entry decp(
 CHECK: ld.global.cg.u32
@@ -347,6 +354,28 @@ CHECK-COUNT-8: ld.global.cg.f32
 CHECK: shfl.sync.bfly
 CHECK-NOT: ld.global
 CHECK: bar.sync
+)");
+}
+
+// A live split asks the L2 for its K and V rows of earlier positions
+// before griddepcontrol.wait: one 256-byte bulk prefetch per f16 row on
+// sm_90, a prefetch.global.L2 per 128-byte line on sm_80 (no wait there).
+TEST(CodegenFileCheck, DecodeAttentionPrefetchesOldRowsBeforeTheWait) {
+  KernelSpec d = FusedDecodeAttention8BUnderPdl("decq");
+  ExpectFileCheck({d}, Sm(90), R"(
+CHECK-LABEL: .entry decq(
+CHECK: ld.global.cg.u32
+CHECK-NOT: griddepcontrol.wait
+CHECK: cp.async.bulk.prefetch.L2.global [%rd{{[0-9]+}}], 256;
+CHECK: griddepcontrol.wait;
+CHECK-NOT: prefetch
+CHECK: ret;
+)");
+  ExpectFileCheck({d}, Sm(80), R"(
+CHECK-LABEL: .entry decq(
+CHECK-COUNT-2: prefetch.global.L2 [%rd{{[0-9]+}}];
+CHECK-NOT: prefetch
+CHECK: ret;
 )");
 }
 
