@@ -103,15 +103,16 @@ absl::StatusOr<BenchReport> Bench(const BenchOptions& o) {
   r.probe_gb_per_s = probe.gb_per_s();
   r.probe_bytes = probe.bytes;
   if (!r.bytes_known) return r;
-  for (DecodeResult& d : r.decode) {
-    PerfProgress("bench", absl::StrCat("launch floor at depth ", d.depth));
+  PerfProgress("bench", "launch floor at each depth");
+  std::vector<std::vector<uint64_t>> steps;
+  for (const DecodeResult& d : r.decode) {
     ASSIGN_OR_RETURN(std::vector<ReadBytes> each, PlanLaunchReadBytes(m, m.decode(), 1, d.bytes_position, r.context));
-    std::vector<uint64_t> launch_bytes;
+    std::vector<uint64_t>& launch_bytes = steps.emplace_back();
     for (const ReadBytes& b : each) launch_bytes.push_back(b.total());
     launch_bytes.push_back(0);  // the step advance
-    ASSIGN_OR_RETURN(LaunchFloor floor, MeasureLaunchFloor(*ctx, launch_bytes));
-    d.floor_ms_per_token = floor.median_ms;
   }
+  ASSIGN_OR_RETURN(std::vector<LaunchFloor> floors, MeasureLaunchFloors(*ctx, steps));
+  for (size_t i = 0; i < r.decode.size(); ++i) r.decode[i].floor_ms_per_token = floors[i].median_ms;
   return r;
 }
 

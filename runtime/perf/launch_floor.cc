@@ -23,28 +23,32 @@ absl::StatusOr<std::vector<uint64_t>> RingOffsets(const std::vector<uint64_t>& l
   return offsets;
 }
 
-absl::StatusOr<LaunchFloor> MeasureLaunchFloor(const cuda::Context& ctx, const std::vector<uint64_t>& launch_bytes,
-                                               const ProbeOptions& o) {
+absl::StatusOr<std::vector<LaunchFloor>> MeasureLaunchFloors(const cuda::Context& ctx,
+                                                             const std::vector<std::vector<uint64_t>>& sequences,
+                                                             const ProbeOptions& o) {
   ASSIGN_OR_RETURN(ReadBuffer ring, PrepareReadBuffer(ctx, o, "the launch floor"));
-  absl::StatusOr<std::vector<uint64_t>> offsets = RingOffsets(launch_bytes, ring.buffer.size());
-  if (!offsets.ok()) return absl::FailedPreconditionError(offsets.status().message());
   ASSIGN_OR_RETURN(ReadProbeKernel kernel, ReadProbeKernel::Load(ctx, ctx.device().supports_pdl()));
   const cuda::Stream& stream = *ring.stream;
-
-  LaunchFloor r;
-  r.launches = static_cast<int>(launch_bytes.size());
-  r.programmatic = kernel.programmatic();
-  ASSIGN_OR_RETURN(std::unique_ptr<cuda::Graph> graph, stream.Capture([&]() -> absl::Status {
-    for (size_t i = 0; i < launch_bytes.size(); ++i) {
-      RETURN_IF_ERROR(kernel.Launch(stream, ring.buffer.ptr() + (*offsets)[i], launch_bytes[i]));
-      r.bytes += launch_bytes[i];
-    }
-    return absl::OkStatus();
-  }));
-  RETURN_IF_ERROR(graph->Instantiate(stream));
-  ASSIGN_OR_RETURN(std::vector<double> ms, TimeLaunches(ctx, stream, o, [&] { return graph->Launch(stream); }));
-  r.median_ms = Median(ms);
-  return r;
+  std::vector<LaunchFloor> floors;
+  for (const std::vector<uint64_t>& launch_bytes : sequences) {
+    absl::StatusOr<std::vector<uint64_t>> offsets = RingOffsets(launch_bytes, ring.buffer.size());
+    if (!offsets.ok()) return absl::FailedPreconditionError(offsets.status().message());
+    LaunchFloor r;
+    r.launches = static_cast<int>(launch_bytes.size());
+    r.programmatic = kernel.programmatic();
+    ASSIGN_OR_RETURN(std::unique_ptr<cuda::Graph> graph, stream.Capture([&]() -> absl::Status {
+      for (size_t i = 0; i < launch_bytes.size(); ++i) {
+        RETURN_IF_ERROR(kernel.Launch(stream, ring.buffer.ptr() + (*offsets)[i], launch_bytes[i]));
+        r.bytes += launch_bytes[i];
+      }
+      return absl::OkStatus();
+    }));
+    RETURN_IF_ERROR(graph->Instantiate(stream));
+    ASSIGN_OR_RETURN(std::vector<double> ms, TimeLaunches(ctx, stream, o, [&] { return graph->Launch(stream); }));
+    r.median_ms = Median(ms);
+    floors.push_back(r);
+  }
+  return floors;
 }
 
 }  // namespace kiln::runtime

@@ -29,15 +29,17 @@ struct LaunchFloor {
   double median_ms = 0;  // of one replay of the launch sequence
 };
 
-// Places the reads of `launch_bytes` (one per launch, in order) one after
-// another in a ring buffer sized as the probe's (ProbeBytes), wrapping at
-// its end, so no launch finds another's bytes in the L2; reads of 0 bytes
-// stay (a launch with nothing to read still costs a launch). Replays the
-// sequence `warmup` + `reps` times as one graph; the median counts.
-// FailedPrecondition when too little memory is free or a launch reads more
-// than the ring holds.
-absl::StatusOr<LaunchFloor> MeasureLaunchFloor(const cuda::Context& ctx, const std::vector<uint64_t>& launch_bytes,
-                                               const ProbeOptions& options = {});
+// For each launch sequence of `sequences` (the bytes each launch reads, in
+// order): places its reads one after another in a ring buffer sized as the
+// probe's (ProbeBytes), wrapping at its end, so no launch finds another's
+// bytes in the L2; reads of 0 bytes stay (a launch with nothing to read
+// still costs a launch). Replays the sequence `warmup` + `reps` times as one
+// graph; the median counts. The ring and the read kernel are set up once
+// for all sequences. FailedPrecondition when too little memory is free or a
+// launch reads more than the ring holds.
+absl::StatusOr<std::vector<LaunchFloor>> MeasureLaunchFloors(const cuda::Context& ctx,
+                                                             const std::vector<std::vector<uint64_t>>& sequences,
+                                                             const ProbeOptions& options = {});
 
 // Where each read starts in a ring of `ring_bytes`: back to back from 0, 16-byte
 // aligned, a read that would run past the end starts at 0 instead.

@@ -413,16 +413,19 @@ TEST(PerfGpuTest, TheLaunchFloorCostsAtLeastTheBytesAndSomethingPerLaunch) {
   std::vector<uint64_t> layer = {26'738'688, 0, 17'825'792, 106'954'752, 53'477'376};
   std::vector<uint64_t> step;
   for (int l = 0; l < 36; ++l) step.insert(step.end(), layer.begin(), layer.end());
-  absl::StatusOr<LaunchFloor> f = MeasureLaunchFloor(**ctx, step);
-  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<std::vector<LaunchFloor>> floors = MeasureLaunchFloors(**ctx, {step, std::vector<uint64_t>(180, 0)});
+  ASSERT_TRUE(floors.ok()) << floors.status();
+  ASSERT_EQ(floors->size(), 2u);
+  const LaunchFloor* f = &(*floors)[0];
+  const LaunchFloor* empty = &(*floors)[1];
   const double ideal_ms = 1e-6 * static_cast<double>(f->bytes) / p->gb_per_s();
-  absl::StatusOr<LaunchFloor> empty = MeasureLaunchFloor(**ctx, std::vector<uint64_t>(180, 0));
-  ASSERT_TRUE(empty.ok()) << empty.status();
   std::printf("launch floor (%s): %d launches, %.2f GB: %.3f ms (%.3f ms at the probe's %.0f GB/s, %.1f %%); "
               "180 empty launches %.3f ms\n",
               f->programmatic ? "programmatic" : "plain", f->launches, 1e-9 * static_cast<double>(f->bytes), f->median_ms, ideal_ms, p->gb_per_s(),
               100.0 * ideal_ms / f->median_ms, empty->median_ms);
   EXPECT_EQ(f->launches, 180);
+  EXPECT_EQ(empty->launches, 180);
+  EXPECT_EQ(empty->bytes, 0u);
   EXPECT_EQ(f->programmatic, (*ctx)->device().supports_pdl());
   EXPECT_GE(f->median_ms, 0.97 * ideal_ms);
   EXPECT_GT(empty->median_ms, 0.0);
