@@ -200,8 +200,8 @@ absl::StatusOr<std::vector<double>> TimeLaunches(const cuda::Context& ctx, const
   return ms;
 }
 
-absl::StatusOr<ProbeResult> MeasureReadBandwidth(const cuda::Context& ctx, const ProbeOptions& o) {
-  ASSIGN_OR_RETURN(ReadBuffer src, PrepareReadBuffer(ctx, o, "the bandwidth probe"));
+absl::StatusOr<ProbeResult> MeasureReadBandwidth(const cuda::Context& ctx, const ReadBuffer& src,
+                                                 const ProbeOptions& o) {
   ASSIGN_OR_RETURN(ReadProbeKernel kernel, ReadProbeKernel::Load(ctx));
   ProbeResult r;
   r.bytes = src.buffer.size();

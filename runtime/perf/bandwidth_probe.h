@@ -65,10 +65,11 @@ class ReadProbeKernel {
 // 0 when that is below kMinProbeBytes.
 uint64_t ProbeBytes(uint64_t free_bytes, const ProbeOptions& options);
 
-// What the probe and the launch floor share: on `ctx`'s GPU, a buffer of
-// ProbeBytes of the free memory (every page backed) and a stream. `what`
-// names the measurement in errors: InvalidArgument for bad options,
-// FailedPrecondition when too little memory is free (naming how much).
+// What the probe and the launch floor read: on `ctx`'s GPU, a buffer of
+// ProbeBytes of the free memory (every page backed) and a stream, set up
+// once for both. `what` names the measurement in errors: InvalidArgument
+// for bad options, FailedPrecondition when too little memory is free
+// (naming how much).
 struct ReadBuffer {
   cuda::DeviceBuffer buffer;
   std::unique_ptr<cuda::Stream> stream;
@@ -82,11 +83,11 @@ absl::StatusOr<std::vector<double>> TimeLaunches(const cuda::Context& ctx, const
                                                  const ProbeOptions& options,
                                                  absl::FunctionRef<absl::Status()> launch);
 
-// Allocates the buffer on `ctx`'s GPU, reads it `warmup` + `reps` times with
-// 16-byte non-coherent loads, one full wave of blocks striding over it, and
-// times each timed read with CUDA events. FailedPrecondition when too little
-// memory is free (naming how much); CUDA failures name the call.
-absl::StatusOr<ProbeResult> MeasureReadBandwidth(const cuda::Context& ctx, const ProbeOptions& options = {});
+// Reads `buffer` (PrepareReadBuffer's) `warmup` + `reps` times with 16-byte
+// non-coherent loads, one full wave of blocks striding over it, and times
+// each timed read with CUDA events. CUDA failures name the call.
+absl::StatusOr<ProbeResult> MeasureReadBandwidth(const cuda::Context& ctx, const ReadBuffer& buffer,
+                                                 const ProbeOptions& options = {});
 
 }  // namespace kiln::runtime
 

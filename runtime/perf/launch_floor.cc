@@ -23,10 +23,9 @@ absl::StatusOr<std::vector<uint64_t>> RingOffsets(const std::vector<uint64_t>& l
   return offsets;
 }
 
-absl::StatusOr<std::vector<LaunchFloor>> MeasureLaunchFloors(const cuda::Context& ctx,
+absl::StatusOr<std::vector<LaunchFloor>> MeasureLaunchFloors(const cuda::Context& ctx, const ReadBuffer& ring,
                                                              const std::vector<std::vector<uint64_t>>& sequences,
                                                              const ProbeOptions& o) {
-  ASSIGN_OR_RETURN(ReadBuffer ring, PrepareReadBuffer(ctx, o, "the launch floor"));
   ASSIGN_OR_RETURN(ReadProbeKernel kernel, ReadProbeKernel::Load(ctx, ctx.device().supports_pdl()));
   const cuda::Stream& stream = *ring.stream;
   std::vector<LaunchFloor> floors;

@@ -30,14 +30,14 @@ struct LaunchFloor {
 };
 
 // For each launch sequence of `sequences` (the bytes each launch reads, in
-// order): places its reads one after another in a ring buffer sized as the
-// probe's (ProbeBytes), wrapping at its end, so no launch finds another's
+// order): places its reads one after another in `ring` (PrepareReadBuffer's,
+// the probe's buffer), wrapping at its end, so no launch finds another's
 // bytes in the L2; reads of 0 bytes stay (a launch with nothing to read
 // still costs a launch). Replays the sequence `warmup` + `reps` times as one
-// graph; the median counts. The ring and the read kernel are set up once
-// for all sequences. FailedPrecondition when too little memory is free or a
-// launch reads more than the ring holds.
-absl::StatusOr<std::vector<LaunchFloor>> MeasureLaunchFloors(const cuda::Context& ctx,
+// graph; the median counts. The read kernel is loaded once for all
+// sequences. FailedPrecondition when a launch reads more than the ring
+// holds.
+absl::StatusOr<std::vector<LaunchFloor>> MeasureLaunchFloors(const cuda::Context& ctx, const ReadBuffer& ring,
                                                              const std::vector<std::vector<uint64_t>>& sequences,
                                                              const ProbeOptions& options = {});
 

@@ -371,6 +371,7 @@ TEST(TextTableTest, AlignsNamesLeftAndNumbersRight) {
 // GPU 0's context and its probe result.
 struct ProbedGpu {
   std::unique_ptr<cuda::Context> ctx;
+  ReadBuffer ring;  // what the probe read
   ProbeResult probe;
 };
 
@@ -378,7 +379,8 @@ absl::StatusOr<ProbedGpu> ProbeGpu0() {
   ASSIGN_OR_RETURN(const cuda::Driver* driver, cuda::Driver::Get());
   ProbedGpu g;
   ASSIGN_OR_RETURN(g.ctx, cuda::Context::Create(*driver, 0));
-  ASSIGN_OR_RETURN(g.probe, MeasureReadBandwidth(*g.ctx));
+  ASSIGN_OR_RETURN(g.ring, PrepareReadBuffer(*g.ctx, ProbeOptions{}, "the probe test"));
+  ASSIGN_OR_RETURN(g.probe, MeasureReadBandwidth(*g.ctx, g.ring));
   return g;
 }
 
@@ -413,7 +415,7 @@ TEST(PerfGpuTest, TheLaunchFloorCostsAtLeastTheBytesAndSomethingPerLaunch) {
   std::vector<uint64_t> layer = {26'738'688, 0, 17'825'792, 106'954'752, 53'477'376};
   std::vector<uint64_t> step;
   for (int l = 0; l < 36; ++l) step.insert(step.end(), layer.begin(), layer.end());
-  absl::StatusOr<std::vector<LaunchFloor>> floors = MeasureLaunchFloors(**ctx, {step, std::vector<uint64_t>(180, 0)});
+  absl::StatusOr<std::vector<LaunchFloor>> floors = MeasureLaunchFloors(**ctx, g->ring, {step, std::vector<uint64_t>(180, 0)});
   ASSERT_TRUE(floors.ok()) << floors.status();
   ASSERT_EQ(floors->size(), 2u);
   const LaunchFloor* f = &(*floors)[0];
