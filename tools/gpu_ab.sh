@@ -3,8 +3,9 @@
 # (synthesized once, seed 1) compiled by each variant's kilnc, with its
 # schedule table if given, or a bundle compiled elsewhere; then `kiln bench`
 # (one line per variant and depth, with the launch floor; the JSON is kept)
-# and `kiln profile`. Variants alternate per type, KILN_AB_ROUNDS times, so
-# drift of the GPU shows as disagreement between rounds.
+# and `kiln profile`. KILN_AB_ROUNDS rounds, each benching every type's
+# variants in turn, so drift of the GPU shows as disagreement between rounds
+# and a time limit that cuts the run short leaves every type measured.
 # Then each variant greedily continues the same 16-token prompt for 16
 # tokens with its logits dumped, and every variant is checked against the
 # first: the generated ids, and the logits of every row when they agree,
@@ -26,6 +27,7 @@ ARGS=${KILN_BENCH_ARGS:---prompt-lengths 512 --depths 0,4096 --steps 64}
 PROMPT=100,2000,30000,400,5000,60000,700,8000,90000,1000,11000,120000,1300,14000,150000,16
 COMPARE=$(dirname "$0")/../tests/e2e/compare_logits.py
 mkdir -p "$W" "$LOG"
+declare -A NAMES_OF
 for TYPE in $TYPES; do
   [ -s "$W/8b-$TYPE.gguf" ] ||
     "$BIN/kilnc" synth --preset 8b --type "$TYPE" --seed 1 -o "$W/8b-$TYPE.gguf" > /dev/null 2>&1
@@ -47,8 +49,13 @@ for TYPE in $TYPES; do
     fi
     NAMES+=("$NAME")
   done
-  for ROUND in $(seq 1 "${KILN_AB_ROUNDS:-1}"); do
-    for NAME in "${NAMES[@]}"; do
+  NAMES_OF[$TYPE]="${NAMES[*]}"
+done
+# Rounds outermost: a time limit that ends the run early still leaves every
+# type measured in the rounds before it.
+for ROUND in $(seq 1 "${KILN_AB_ROUNDS:-1}"); do
+  for TYPE in $TYPES; do
+    for NAME in ${NAMES_OF[$TYPE]}; do
       B="$W/8b-$TYPE-$NAME.kiln" J="$LOG/ab-$TYPE-$NAME-r$ROUND.json"
       "$BIN/kiln" bench -b "$B" -m "$W/8b-$TYPE.gguf" --json $ARGS > "$J" 2> "${J%.json}.err"
       python3 - "$J" "$TYPE" "$NAME" <<'PY'
@@ -63,7 +70,9 @@ for r in d.get("decode", []):
 PY
     done
   done
-  for NAME in "${NAMES[@]}"; do
+done
+for TYPE in $TYPES; do
+  for NAME in ${NAMES_OF[$TYPE]}; do
     B="$W/8b-$TYPE-$NAME.kiln"
     "$BIN/kiln" profile -b "$B" -m "$W/8b-$TYPE.gguf" > "$LOG/profile-$TYPE-$NAME.txt" 2>&1
     "$BIN/kiln" run -b "$B" -m "$W/8b-$TYPE.gguf" --tokens "$PROMPT" -n 16 --ignore-eos -c 256 \
@@ -71,7 +80,7 @@ PY
       { echo "$TYPE $NAME: kiln run failed"; tail -2 "$LOG/run-$TYPE-$NAME.err"; }
   done
   FIRST=
-  for NAME in "${NAMES[@]}"; do
+  for NAME in ${NAMES_OF[$TYPE]}; do
     [ -s "$LOG/tokens-$TYPE-$NAME.txt" ] || continue
     if [ -z "$FIRST" ]; then FIRST=$NAME; continue; fi
     if cmp -s "$LOG/tokens-$TYPE-$FIRST.txt" "$LOG/tokens-$TYPE-$NAME.txt"; then
