@@ -168,7 +168,6 @@ uint64_t ProbeBytes(uint64_t free_bytes, const ProbeOptions& o) {
 
 absl::StatusOr<ReadBuffer> PrepareReadBuffer(const cuda::Context& ctx, const ProbeOptions& o,
                                              const char* what) {
-  if (o.reps < 1 || o.warmup < 0) return absl::InvalidArgumentError(absl::StrCat(what, " needs reps >= 1, warmup >= 0"));
   RETURN_IF_ERROR(ctx.MakeCurrent());
   ASSIGN_OR_RETURN(cuda::MemoryInfo mem, ctx.GetMemoryInfo());
   const uint64_t bytes = ProbeBytes(mem.free, o);
@@ -185,6 +184,9 @@ absl::StatusOr<ReadBuffer> PrepareReadBuffer(const cuda::Context& ctx, const Pro
 
 absl::StatusOr<std::vector<double>> TimeLaunches(const cuda::Context& ctx, const cuda::Stream& stream,
                                                  const ProbeOptions& o, absl::FunctionRef<absl::Status()> launch) {
+  if (o.reps < 1 || o.warmup < 0)
+    return absl::InvalidArgumentError(absl::StrCat("timing needs reps >= 1 and warmup >= 0, not ", o.reps, " and ",
+                                                   o.warmup));
   ASSIGN_OR_RETURN(std::unique_ptr<cuda::Event> start, cuda::Event::Create(ctx, CU_EVENT_DEFAULT));
   ASSIGN_OR_RETURN(std::unique_ptr<cuda::Event> end, cuda::Event::Create(ctx, CU_EVENT_DEFAULT));
   for (int i = 0; i < o.warmup; ++i) RETURN_IF_ERROR(launch());

@@ -67,9 +67,8 @@ uint64_t ProbeBytes(uint64_t free_bytes, const ProbeOptions& options);
 
 // What the probe and the launch floor read: on `ctx`'s GPU, a buffer of
 // ProbeBytes of the free memory (every page backed) and a stream, set up
-// once for both. `what` names the measurement in errors: InvalidArgument
-// for bad options, FailedPrecondition when too little memory is free
-// (naming how much).
+// once for both. `what` names the measurement in errors: FailedPrecondition
+// when too little memory is free (naming how much).
 struct ReadBuffer {
   cuda::DeviceBuffer buffer;
   std::unique_ptr<cuda::Stream> stream;
@@ -79,6 +78,7 @@ absl::StatusOr<ReadBuffer> PrepareReadBuffer(const cuda::Context& ctx, const Pro
 
 // Runs `launch` options.warmup times untimed on `stream`, then options.reps
 // times each between two CUDA events; the milliseconds of each timed run.
+// InvalidArgument unless reps >= 1 and warmup >= 0.
 absl::StatusOr<std::vector<double>> TimeLaunches(const cuda::Context& ctx, const cuda::Stream& stream,
                                                  const ProbeOptions& options,
                                                  absl::FunctionRef<absl::Status()> launch);
