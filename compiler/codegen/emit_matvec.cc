@@ -94,11 +94,13 @@ class MatVecEmitter {
   // takes quad q mod 8, so it computes and stores exactly what the lane of
   // that quad of the first block does (a branch around the stores let LLVM
   // sink each load into the block that first uses it, one round trip per
-  // quad again). Chunks are whole 32-column blocks (int8) or at least 8
-  // quads (float, stage_all), so 8 aligned lanes still hold one block and
-  // quad q mod 8 exists. `process` gets the local column and the quad's values.
+  // quad again). int8 chunks are whole 32-column blocks, so 8 aligned lanes
+  // still hold one block and quad q mod 8 exists. `short_chunks` (float,
+  // chunked: a row's last chunk may hold fewer than 8 quads): a lane whose
+  // q mod 8 is past the end takes quad 0 instead, so no load leaves the
+  // chunk. `process` gets the local column and the quad's values.
   using QuadFn = std::function<void(Value* lc, std::vector<Value*>& x)>;
-  void ForStagedQuads(int t, Value* quads, const QuadFn& process);
+  void ForStagedQuads(int t, Value* quads, bool short_chunks, const QuadFn& process);
   // RMSNorm's staging of one quad: adds x^2 to `ss` (returned) and
   // multiplies x by the norm weight w.
   Value* Normalize(std::vector<Value*>& x, const std::vector<Value*>& w, Value* ss);
@@ -493,36 +495,18 @@ void MatVecEmitter::ComputeDirect(const std::vector<Value*>& pieces, const std::
 
 void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
   if (plan_.int8_x) return StageActivationsInt8(first_piece, n_pieces);
-  const int TT = plan_.tokens, NT = plan_.threads;
   const int pw = plan_.fmt.piece_weights;
-  Value* NW = kb_.Param("norm_w");
   chunk_col0_ = b_.CreateMul(first_piece, kb_.I32c(pw));
   Value* quads = b_.CreateMul(n_pieces, kb_.I32c(pw / 4));
-  if (plan_.chunk_cols >= 32) {
-    // A thread's loads of a round go out together before any store: the
-    // split's whole row once per kernel (stage_all), or the chunk inside
-    // the K loop.
-    for (int t = 0; t < TT; ++t)
-      ForStagedQuads(t, quads, [&](Value* lc, std::vector<Value*>& x) { kb_.Store4xF32(StagedX(t, lc), x); });
-    return;
-  }
-  // Chunks under 32 columns (fewer quads than a warp): one quad per thread.
-  for (int t = 0; t < TT; ++t) {
-    kb_.For(tid_, quads, kb_.I32c(NT), [&](Value* q) {
-      Value* lc = b_.CreateShl(q, kb_.I32c(2));
-      Value* col = b_.CreateAdd(chunk_col0_, lc);
-      Value* col4 = b_.CreateShl(b_.CreateZExt(col, kb_.I64()), kb_.I64c(2));
-      std::vector<Value*> x = kb_.LoadInput4xF32(kb_.Gep(xrow_[t], col4));
-      if (plan_.rms) {
-        std::vector<Value*> w = kb_.LoadNc4xF32(kb_.Gep(NW, col4));
-        kb_.Set(ss_[t], Normalize(x, w, kb_.Get(ss_[t])));
-      }
-      kb_.Store4xF32(StagedX(t, lc), x);
-    });
-  }
+  // A thread's loads of a round go out together before any store: the
+  // split's whole row once per kernel (stage_all), or each chunk inside the
+  // K loop, whose last one may hold fewer than 8 quads.
+  for (int t = 0; t < plan_.tokens; ++t)
+    ForStagedQuads(t, quads, /*short_chunks=*/!plan_.stage_all,
+                   [&](Value* lc, std::vector<Value*>& x) { kb_.Store4xF32(StagedX(t, lc), x); });
 }
 
-void MatVecEmitter::ForStagedQuads(int t, Value* quads, const QuadFn& process) {
+void MatVecEmitter::ForStagedQuads(int t, Value* quads, bool short_chunks, const QuadFn& process) {
   const int NT = plan_.threads;
   const int batch = static_cast<int>(std::clamp<int64_t>((plan_.chunk_cols / 4 + NT - 1) / NT, 1, 8));
   Value* NW = plan_.rms ? kb_.Param("norm_w") : nullptr;
@@ -532,7 +516,9 @@ void MatVecEmitter::ForStagedQuads(int t, Value* quads, const QuadFn& process) {
     for (int u = 0; u < batch; ++u) {
       Value* q = b_.CreateAdd(round, b_.CreateAdd(kb_.I32c(int64_t{u} * NT), lane_));
       active[u] = b_.CreateICmpSLT(q, quads);
-      lc[u] = b_.CreateShl(b_.CreateSelect(active[u], q, b_.CreateAnd(q, kb_.I32c(7))), kb_.I32c(2));
+      Value* spare = b_.CreateAnd(q, kb_.I32c(7));
+      if (short_chunks) spare = b_.CreateSelect(b_.CreateICmpULT(spare, quads), spare, kb_.I32c(0));
+      lc[u] = b_.CreateShl(b_.CreateSelect(active[u], q, spare), kb_.I32c(2));
       Value* col4 = b_.CreateShl(b_.CreateZExt(b_.CreateAdd(chunk_col0_, lc[u]), kb_.I64()), kb_.I64c(2));
       x[u] = kb_.LoadInput4xF32(kb_.Gep(xrow_[t], col4));
       if (NW != nullptr) w[u] = kb_.LoadNc4xF32(kb_.Gep(NW, col4));
@@ -572,7 +558,7 @@ void MatVecEmitter::StageActivationsInt8(Value* first_piece, Value* n_pieces) {
   };
   Value* ones = kb_.I32c(0x01010101);
   for (int t = 0; t < plan_.tokens; ++t) {
-    ForStagedQuads(t, quads, [&](Value* lc, std::vector<Value*>& v) {
+    ForStagedQuads(t, quads, /*short_chunks=*/false, [&](Value* lc, std::vector<Value*>& v) {
       Value* amax = nullptr;
       for (Value* x : v) {
         Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
