@@ -12,7 +12,8 @@
 # else of the 16 prompt rows and the first decoded one (tests/e2e/
 # compare_logits.py, relative error bound 5e-3, the model tests').
 # usage: tools/gpu_ab.sh LOGDIR "TYPES" VARIANT ...
-#   VARIANT: NAME=KILNC[,TABLE]   compile with that kilnc (and schedule table)
+#   VARIANT: NAME=KILNC[,TABLE]   compile with that kilnc (and schedule table);
+#                                 NAME a plain word (it names files)
 #            NAME=bundle:PATH     a bundle built elsewhere; %T in PATH is the
 #                                 type (a type without one skips the variant)
 # env: KILN_BIN_DIR (kiln, kilnc), KILN_BENCH_ARGS (default: --prompt-lengths

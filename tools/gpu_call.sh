@@ -18,12 +18,23 @@ cd "$(dirname "$0")/.."
 L=/tmp/logs
 OUTDIR=${OUT:-$L}
 B=/tmp/kiln-gpu/pkg/bin W=/tmp/kiln-gpu/ab
-mkdir -p "$L" "$OUTDIR"
+rm -rf "$L" && mkdir -p "$L" "$OUTDIR"
 TESTS=${KILN_CALL_TESTS--j4 -E deep}
 # gpu_check.sh unpacks the staged binaries, so it runs even with no test.
 [ -n "$TESTS" ] || TESTS="-R ^no-test$"
 # shellcheck disable=SC2086  # TESTS is a list of ctest arguments
 KILN_BENCH_TYPES= timeout "${KILN_CALL_TEST_TIMEOUT:-200}" bash tools/gpu_check.sh "$L" $TESTS > "$L/check.txt" 2>&1
+# Each stage's summary reaches $OUT as soon as it is written (the A/B's as
+# it goes), so a call cut short by the device's limit still returns what
+# finished.
+save() {
+  for f in "$@"; do
+    [ -e "$L/$f" ] && [ "$L" != "$OUTDIR" ] && cp "$L/$f" "$OUTDIR/"
+  done
+  return 0
+}
+save gpu-tests.log check.txt
+[ $# -eq 1 ] && echo "gpu_call: types '$1' but no variant: no A/B run"
 if [ $# -ge 2 ]; then
   TYPES=$1
   shift
@@ -31,7 +42,7 @@ if [ $# -ge 2 ]; then
   export KILN_TOKENIZER=$PWD/third_party/tokenizer-qwen3/models/tokenizer.json
   mkdir -p "$W"
   for T in $TYPES; do
-    "$B/kilnc" synth --preset 8b --type "$T" --seed 1 -o "$W/8b-$T.gguf" > /dev/null 2>&1 &
+    timeout 120 "$B/kilnc" synth --preset 8b --type "$T" --seed 1 -o "$W/8b-$T.gguf" > /dev/null 2>&1 &
   done
   for f in .gpu/variants/*.gz; do
     [ -e "$f" ] && gunzip -c "$f" > "$W/$(basename "$f" .gz)"
@@ -39,16 +50,14 @@ if [ $# -ge 2 ]; then
   wait
   VARIANTS=()
   for V in "$@"; do
-    V=${V//%W/$W}
-    VARIANTS+=("${V//%B/$B}")
+    V=${V//%W/"$W"}
+    VARIANTS+=("${V//%B/"$B"}")
   done
   KILN_AB_ROUNDS=${KILN_AB_ROUNDS:-2} \
     KILN_BENCH_ARGS=${KILN_BENCH_ARGS:---prompt-lengths 64 --depths 0,4096 --steps 64} \
-    timeout "${KILN_CALL_AB_TIMEOUT:-350}" bash tools/gpu_ab.sh "$L/ab" "$TYPES" "${VARIANTS[@]}" > "$L/ab.txt" 2>&1
+    timeout "${KILN_CALL_AB_TIMEOUT:-350}" bash tools/gpu_ab.sh "$L/ab" "$TYPES" "${VARIANTS[@]}" > "$OUTDIR/ab.txt" 2>&1
+  [ "$L" != "$OUTDIR" ] && cp "$OUTDIR/ab.txt" "$L/"
 fi
-for f in gpu-tests.log check.txt ab.txt; do
-  [ -e "$L/$f" ] && [ "$L" != "$OUTDIR" ] && cp "$L/$f" "$OUTDIR/"
-done
 tar -C "$L" -czf "$OUTDIR/logs.tgz" --exclude=logs.tgz .
 [ -e "$L/gpu-tests.log" ] && tail -3 "$L/gpu-tests.log"
 [ -e "$L/ab.txt" ] && cat "$L/ab.txt"

@@ -10,8 +10,8 @@
 // it), so dead splits exit and live ones know their range while the
 // previous kernel finishes; up to kPrefetchPositions of context, a live
 // split then asks the L2 for its K and V rows of earlier positions
-// (cp.async.bulk.prefetch.L2 on sm_90) before it waits, so their DRAM
-// reads overlap that kernel's tail.
+// (cp.async.bulk.prefetch.L2) before it waits, so their DRAM reads overlap
+// that kernel's tail.
 //
 //  0. rope_fused: the kernel starts with kQkNormRopeStore's work for the
 //     new token (NormRopeHeads below), reading the raw qkv row; q lands in
@@ -358,14 +358,16 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   };
 
   kb.If(b.CreateICmpSLT(split, nact), [&] {
-    // At short context the split's K and V rows from before this step
-    // (positions < L - 1, written by earlier steps, never by a kernel this
-    // one may overlap) are asked of the L2 before the wait: their DRAM
-    // reads overlap the previous kernel's tail, and the loads below find
-    // them in L2. Past kPrefetchPositions the requests queue in front of
-    // the previous kernel's loads and the attention's own (H200: 1.7 %
-    // slower at 4096 positions, 3 % at 16384; bench/RESULTS.md session 5).
-    {
+    // Under programmatic launch, at short context, the split's K and V
+    // rows from before this step (positions < L - 1, written by earlier
+    // steps, never by a kernel this one may overlap) are asked of the L2
+    // before the wait: their DRAM reads overlap the previous kernel's tail,
+    // and the loads below find them in L2. Past kPrefetchPositions the
+    // requests queue in front of the previous kernel's loads and the
+    // attention's own (H200: 1.7 % slower at 4096 positions, 3 % at 16384;
+    // bench/RESULTS.md session 5). Without the wait there is no tail to
+    // overlap.
+    if (kb.UsesGridDependency()) {
       Value* old_rows = smax(smin(b.CreateSub(b.CreateSub(L, i32c(1)), start), len), i32c(0));
       old_rows = b.CreateSelect(b.CreateICmpSLE(L, i32c(kPrefetchPositions)), old_rows, i32c(0));
       kb.For(tid, b.CreateShl(old_rows, i32c(1)), i32c(NT), [&](Value* i) {

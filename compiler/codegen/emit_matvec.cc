@@ -95,10 +95,10 @@ class MatVecEmitter {
   // that quad of the first block does (a branch around the stores let LLVM
   // sink each load into the block that first uses it, one round trip per
   // quad again). int8 chunks are whole 32-column blocks, so 8 aligned lanes
-  // still hold one block and quad q mod 8 exists. `short_chunks` (float,
-  // chunked: a row's last chunk may hold fewer than 8 quads): a lane whose
-  // q mod 8 is past the end takes quad 0 instead, so no load leaves the
-  // chunk. `process` gets the local column and the quad's values.
+  // still hold one block and quad q mod 8 exists. `short_chunks` (float:
+  // a short split or a row's last chunk may hold fewer than 8 quads): a
+  // lane whose q mod 8 is past the end takes quad 0 instead, so no load or
+  // store leaves the chunk. `process` gets the local column and the quad's values.
   using QuadFn = std::function<void(Value* lc, std::vector<Value*>& x)>;
   void ForStagedQuads(int t, Value* quads, bool short_chunks, const QuadFn& process);
   // RMSNorm's staging of one quad: adds x^2 to `ss` (returned) and
@@ -500,9 +500,10 @@ void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
   Value* quads = b_.CreateMul(n_pieces, kb_.I32c(pw / 4));
   // A thread's loads of a round go out together before any store: the
   // split's whole row once per kernel (stage_all), or each chunk inside the
-  // K loop, whose last one may hold fewer than 8 quads.
+  // K loop. Either may hold fewer than 8 quads (a short split, a row's last
+  // chunk).
   for (int t = 0; t < plan_.tokens; ++t)
-    ForStagedQuads(t, quads, /*short_chunks=*/!plan_.stage_all,
+    ForStagedQuads(t, quads, /*short_chunks=*/true,
                    [&](Value* lc, std::vector<Value*>& x) { kb_.Store4xF32(StagedX(t, lc), x); });
 }
 

@@ -1,6 +1,7 @@
 #include "compiler/codegen/kernel_builder.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -247,16 +248,11 @@ void KernelBuilder::CpAsyncWait(int n) {
 }
 
 void KernelBuilder::PrefetchL2(Value* address, int bytes) {
-  Value* a = b_.CreatePtrToInt(address, I64());
+  assert(target_.HasBulkCopy() && bytes > 0 && bytes % 16 == 0);
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {I64()}, false);
-  if (target_.HasBulkCopy()) {
-    auto* asm_fn = llvm::InlineAsm::get(
-        fty, absl::StrCat("cp.async.bulk.prefetch.L2.global [$0], ", bytes, ";"), "l", /*hasSideEffects=*/true);
-    b_.CreateCall(fty, asm_fn, {a});
-    return;
-  }
-  auto* asm_fn = llvm::InlineAsm::get(fty, "prefetch.global.L2 [$0];", "l", /*hasSideEffects=*/true);
-  for (int off = 0; off < bytes; off += 128) b_.CreateCall(fty, asm_fn, {b_.CreateAdd(a, I64c(off))});
+  auto* asm_fn = llvm::InlineAsm::get(
+      fty, absl::StrCat("cp.async.bulk.prefetch.L2.global [$0], ", bytes, ";"), "l", /*hasSideEffects=*/true);
+  b_.CreateCall(fty, asm_fn, {b_.CreatePtrToInt(address, I64())});
 }
 
 void KernelBuilder::Barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }

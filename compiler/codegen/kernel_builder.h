@@ -116,9 +116,9 @@ class KernelBuilder {
   void CpAsyncCommit();
   void CpAsyncWait(int n);
   // Asks the L2 for the global bytes [address, address + bytes) without
-  // waiting: one cp.async.bulk.prefetch.L2 on sm_90, a prefetch.global.L2
-  // per 128-byte line before. A hint: nothing is written and nothing waits
-  // on it. `address` 16-byte aligned, `bytes` a multiple of 16.
+  // waiting (cp.async.bulk.prefetch.L2; targets with HasBulkCopy only). A
+  // hint: nothing is written and nothing waits on it. `address` 16-byte
+  // aligned, `bytes` a positive multiple of 16.
   void PrefetchL2(llvm::Value* address, int bytes);
 
   // Shared memory: a per-kernel static array (aligned 16) or the dynamic one.

@@ -83,6 +83,8 @@ absl::StatusOr<std::vector<double>> TimeLaunches(const cuda::Context& ctx, const
                                                  const ProbeOptions& options,
                                                  absl::FunctionRef<absl::Status()> launch);
 
+// Of `options`, the timing fields count here (warmup, reps); the sizing
+// ones (max_bytes, free_fraction) counted when the buffer was prepared.
 // Reads `buffer` (PrepareReadBuffer's) `warmup` + `reps` times with 16-byte
 // non-coherent loads, one full wave of blocks striding over it, and times
 // each timed read with CUDA events. CUDA failures name the call.

@@ -34,8 +34,9 @@ struct LaunchFloor {
 // the probe's buffer), wrapping at its end, so no launch finds another's
 // bytes in the L2; reads of 0 bytes stay (a launch with nothing to read
 // still costs a launch). Replays the sequence `warmup` + `reps` times as one
-// graph; the median counts. The read kernel is loaded once for all
-// sequences. FailedPrecondition when a launch reads more than the ring
+// graph; the median counts (options' timing fields; the sizing ones
+// counted when the ring was prepared). The read kernel is loaded once for
+// all sequences. FailedPrecondition when a launch reads more than the ring
 // holds.
 absl::StatusOr<std::vector<LaunchFloor>> MeasureLaunchFloors(const cuda::Context& ctx, const ReadBuffer& ring,
                                                              const std::vector<std::vector<uint64_t>>& sequences,

@@ -415,7 +415,8 @@ TEST(PerfGpuTest, TheLaunchFloorCostsAtLeastTheBytesAndSomethingPerLaunch) {
   std::vector<uint64_t> layer = {26'738'688, 0, 17'825'792, 106'954'752, 53'477'376};
   std::vector<uint64_t> step;
   for (int l = 0; l < 36; ++l) step.insert(step.end(), layer.begin(), layer.end());
-  absl::StatusOr<std::vector<LaunchFloor>> floors = MeasureLaunchFloors(**ctx, g->ring, {step, std::vector<uint64_t>(180, 0)});
+  absl::StatusOr<std::vector<LaunchFloor>> floors =
+      MeasureLaunchFloors(**ctx, g->ring, {step, std::vector<uint64_t>(180, 0)});
   ASSERT_TRUE(floors.ok()) << floors.status();
   ASSERT_EQ(floors->size(), 2u);
   const LaunchFloor* f = &(*floors)[0];
