@@ -8,13 +8,13 @@
 # the same as gpu_ab.sh's) into $KILN_VARIANT_WORK.
 # usage: tools/stage_variants.sh BUILD NAME=REF [NAME=REF ...]
 #   e.g. tools/stage_variants.sh build old=HEAD~3 branch=attention-prewait-kv
-# On the GPU host: tools/gpu_ab.sh LOG "Q8_0 Q4_K_M" \
-#   old=bundle:$W/old-%T.kiln new=$BIN/kilnc ...   (gunzip .gpu/variants/* into $W first)
+# On the GPU host, tools/gpu_call.sh unpacks them and runs the A/B:
+#   tools/gpu_call.sh "Q8_0 Q4_K_M" old=bundle:%W/old-%T.kiln new=%B/kilnc ...
 # env: KILN_VARIANT_TYPES (default "Q8_0 Q4_K_M"), KILN_VARIANT_WORK
 #      (default /tmp/kiln-variants: worktrees, their builds, the models)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,15p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,14p' "$0"; exit 2; }
 BUILD=$1
 shift
 TYPES=${KILN_VARIANT_TYPES:-Q8_0 Q4_K_M}
