@@ -65,10 +65,6 @@ constexpr int kRecordLoadsInFlight = 8;
 // The longest context (L = pos + 1) whose K/V rows a split prefetches into
 // L2 before its wait.
 constexpr int kPrefetchPositions = 512;
-// Bytes of the next kernel's weights one cp.async.bulk.prefetch.L2 asks
-// for (attention.prefetch_next_positions): 16 MiB of weights is ~1000
-// requests over the grid's threads, a few per SM.
-constexpr int64_t kNextWeightChunk = 16 * 1024;
 
 // Element idx of an f32 array.
 Value* F32At(KernelBuilder& kb, Value* base, Value* idx) {
@@ -156,33 +152,6 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, 
   });
   kb.EscapeBeforeBarrier({k_row, v_row});
   kb.Barrier();
-}
-
-// attention.prefetch_next_positions: while L is at most that, the grid's
-// threads ask the L2 for the next kernel's weight planes (next_w,
-// next_w_scales; spec.next_weight_bytes), kNextWeightChunk bytes a request. The last request of a plane ends at its last whole 16
-// bytes (it overlaps the one before rather than running past the end).
-void PrefetchNextWeights(KernelBuilder& kb, const DecodePlan& plan, Value* L, Value* tid) {
-  const KernelSpec& spec = kb.spec();
-  auto& b = kb.b();
-  const int64_t blocks = spec.n_head_kv * int64_t{plan.max_splits}, threads = blocks * plan.threads;
-  // Consecutive requests go to consecutive blocks, so each SM's share is
-  // about the same.
-  Value* block = b.CreateAdd(b.CreateMul(kb.Ctaid(1), kb.I32c(spec.n_head_kv)), kb.Ctaid(0));
-  Value* gid = b.CreateAdd(b.CreateMul(tid, kb.I32c(blocks)), block);
-  kb.If(b.CreateICmpSLE(L, kb.I32c(spec.attention.prefetch_next_positions)), [&] {
-    for (int plane = 0; plane < 2; ++plane) {
-      const int64_t bytes = spec.next_weight_bytes[plane] / 16 * 16;
-      if (bytes < 16) continue;
-      const int64_t chunk = std::min(kNextWeightChunk, bytes);
-      Value* base = kb.Param(plane == 0 ? "next_w" : "next_w_scales");
-      kb.For(gid, kb.I32c((bytes + chunk - 1) / chunk), kb.I32c(threads), [&](Value* c) {
-        Value* at = b.CreateMul(b.CreateZExt(c, kb.I64()), kb.I64c(chunk));
-        at = b.CreateSelect(b.CreateICmpULT(at, kb.I64c(bytes - chunk)), at, kb.I64c(bytes - chunk));
-        kb.PrefetchL2(kb.Gep(base, at), static_cast<int>(chunk));
-      }, /*unroll=*/1);
-    }
-  });
 }
 
 // Where split s's records sit in `partial` (kernel_plans.h DecodePlan):
@@ -388,31 +357,25 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     return v;
   };
 
-  Value* live = b.CreateICmpSLT(split, nact);
-  // Under programmatic launch, at short context, a live split's K and V
-  // rows from before this step (positions < L - 1, written by earlier
-  // steps, never by a kernel this one may overlap) are asked of the L2
-  // before the wait: their DRAM reads overlap the previous kernel's tail,
-  // and the loads below find them in L2. Past kPrefetchPositions the
-  // requests queue in front of the previous kernel's loads and the
-  // attention's own (H200: 1.7 % slower at 4096 positions, 3 % at 16384;
-  // bench/RESULTS.md session 5). Without the wait there is no tail to
-  // overlap.
-  if (kb.UsesGridDependency()) {
-    Value* old_rows = smax(smin(b.CreateSub(b.CreateSub(L, i32c(1)), start), len), i32c(0));
-    old_rows = b.CreateSelect(b.CreateAnd(live, b.CreateICmpSLE(L, i32c(kPrefetchPositions))), old_rows, i32c(0));
-    kb.For(tid, b.CreateShl(old_rows, i32c(1)), i32c(NT), [&](Value* i) {
-      Value* cache = b.CreateSelect(b.CreateICmpEQ(b.CreateAnd(i, i32c(1)), i32c(0)), kb.Param("k_cache"),
-                                    kb.Param("v_cache"));
-      kb.PrefetchL2(cache_ptr(cache, b.CreateAdd(start, b.CreateLShr(i, i32c(1))), i32c(0)), D * eb);
-    }, /*unroll=*/1);
-  }
-  // Behind them, every block's share of the next kernel's weights, dead
-  // splits' too: at short context the attention is a chain of latencies
-  // that leaves DRAM idle, and the output projection then reads from L2.
-  if (spec.attention.prefetch_next_positions > 0) PrefetchNextWeights(kb, plan, L, tid);
-
-  kb.If(live, [&] {
+  kb.If(b.CreateICmpSLT(split, nact), [&] {
+    // Under programmatic launch, at short context, the split's K and V
+    // rows from before this step (positions < L - 1, written by earlier
+    // steps, never by a kernel this one may overlap) are asked of the L2
+    // before the wait: their DRAM reads overlap the previous kernel's tail,
+    // and the loads below find them in L2. Past kPrefetchPositions the
+    // requests queue in front of the previous kernel's loads and the
+    // attention's own (H200: 1.7 % slower at 4096 positions, 3 % at 16384;
+    // bench/RESULTS.md session 5). Without the wait there is no tail to
+    // overlap.
+    if (kb.UsesGridDependency()) {
+      Value* old_rows = smax(smin(b.CreateSub(b.CreateSub(L, i32c(1)), start), len), i32c(0));
+      old_rows = b.CreateSelect(b.CreateICmpSLE(L, i32c(kPrefetchPositions)), old_rows, i32c(0));
+      kb.For(tid, b.CreateShl(old_rows, i32c(1)), i32c(NT), [&](Value* i) {
+        Value* cache = b.CreateSelect(b.CreateICmpEQ(b.CreateAnd(i, i32c(1)), i32c(0)), kb.Param("k_cache"),
+                                      kb.Param("v_cache"));
+        kb.PrefetchL2(cache_ptr(cache, b.CreateAdd(start, b.CreateLShr(i, i32c(1))), i32c(0)), D * eb);
+      }, /*unroll=*/1);
+    }
     kb.GridDependencyWait();
     Value* n = smin(b.CreateSub(L, start), len);
     // 1. Scaled q (step 0 when fused), then scores.

@@ -170,7 +170,7 @@ absl::Status CheckRope(const KernelSpec& spec) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateAttention(const KernelSpec& spec, const Target& target) {
+absl::Status ValidateAttention(const KernelSpec& spec) {
   absl::Status s = CheckHeads(spec);
   if (!s.ok()) return s;
   const AttentionSchedule& a = spec.attention;
@@ -184,15 +184,6 @@ absl::Status ValidateAttention(const KernelSpec& spec, const Target& target) {
     if (a.min_split_positions < 1 || a.min_split_positions > a.split_positions)
       return Bad(spec, "attention.min_split_positions must be in [1, split_positions]");
     if (spec.n_head / spec.n_head_kv > 16) return Bad(spec, "more than 16 query heads per KV head");
-    if (a.prefetch_next_positions < 0) return Bad(spec, "attention.prefetch_next_positions must be >= 0");
-    if (a.prefetch_next_positions > 0) {
-      if (!target.HasBulkCopy())
-        return Bad(spec, absl::StrCat("attention.prefetch_next_positions needs cp.async.bulk (sm_90), not ",
-                                      target.Name()));
-      if (spec.next_weight_bytes[0] < 16 || spec.next_weight_bytes[1] < 0)
-        return Bad(spec, "attention.prefetch_next_positions needs next_weight_bytes (the next kernel's weight "
-                         "plane: at least 16 bytes)");
-    }
     if (spec.rope_fused) {
       s = CheckRope(spec);
       if (!s.ok()) return s;
@@ -204,7 +195,6 @@ absl::Status ValidateAttention(const KernelSpec& spec, const Target& target) {
       return Bad(spec, absl::StrCat("needs ", p.shared_bytes, " bytes of shared memory (> 48 KiB)"));
   } else {
     if (a.query_block < 1 || a.query_block > 1024) return Bad(spec, "attention.query_block must be in [1, 1024]");
-    if (a.prefetch_next_positions != 0) return Bad(spec, "attention.prefetch_next_positions is for decode only");
   }
   return absl::OkStatus();
 }
@@ -554,7 +544,7 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
     }
     case Family::kAttentionDecode:
     case Family::kAttentionPrefill:
-      return ValidateAttention(spec, target);
+      return ValidateAttention(spec);
     case Family::kArgmax:
       if (spec.rows <= 0) return Bad(spec, "rows must be positive");
       if (spec.elementwise.block_cols < 1) return Bad(spec, "elementwise.block_cols must be positive");
@@ -644,10 +634,6 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       if (spec.rope_fused) {
         ptr("q_norm");
         ptr("k_norm");
-      }
-      if (spec.attention.prefetch_next_positions > 0) {
-        ptr("next_w");
-        ptr("next_w_scales");
       }
       DecodePlan p = PlanAttentionDecode(spec);
       abi.block = {p.threads, 1, 1};

@@ -96,11 +96,6 @@ struct AttentionSchedule {
   int min_split_positions = 64;  // decode: the fewest positions a split takes (below: fewer splits)
   int query_block = 64;          // prefill query tile (queries per block)
   int key_block = 64;            // prefill key tile (reserved: the current emitter streams keys)
-  // decode, sm_90: up to this context length (L = pos + 1; 0: never) every
-  // block asks the L2 for a share of the next kernel's weights
-  // (KernelSpec::next_weight_bytes) before its wait, so the output
-  // projection's DRAM reads overlap the attention's latency-bound work.
-  int prefetch_next_positions = 0;
 };
 
 struct ElementwiseSchedule {
@@ -134,11 +129,6 @@ struct KernelSpec {
   // new token (q/k RMSNorm with eps, RoPE with rope_base, K/V into the
   // cache): it reads the raw qkv row and the two norm weights instead of q.
   bool rope_fused = false;
-  // kAttentionDecode with attention.prefetch_next_positions: the bytes of
-  // the next kernel's weight plane and scale plane (0: none), passed as the
-  // next_w and next_w_scales parameters. Layers whose next weights differ
-  // in size get kernels of their own.
-  int64_t next_weight_bytes[2] = {0, 0};
 
   // Activation element type between kernels is f32.
   MatVecSchedule matvec;

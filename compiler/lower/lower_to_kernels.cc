@@ -86,7 +86,6 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("min_split_positions", s.attention.min_split_positions);
   get("query_block", s.attention.query_block);
   get("key_block", s.attention.key_block);
-  get("prefetch_next_positions", s.attention.prefetch_next_positions);
   get("threads", s.elementwise.threads);
   get("block_cols", s.elementwise.block_cols);
   get("max_blocks", s.elementwise.max_blocks);
@@ -108,12 +107,7 @@ class StepLowering {
     for (int i = 0; i < ret->num_operands(); ++i)
       fixed_[Root(ret->operand(i))] = {i == 0 ? io_.logits : io_.sampled, ConstExpr(0)};
     if (decode_) RETURN_IF_ERROR(PlaceQkvParts());
-    for (size_t i = 0; i < ops.size(); ++i) {
-      next_kernel_ = nullptr;
-      for (size_t j = i + 1; j < ops.size() && next_kernel_ == nullptr; ++j)
-        if (ops[j]->kind() == ir::OpKind::kKernel) next_kernel_ = ops[j].get();
-      RETURN_IF_ERROR(Lower(*ops[i]));
-    }
+    for (const auto& op : ops) RETURN_IF_ERROR(Lower(*op));
     return absl::OkStatus();
   }
 
@@ -481,35 +475,7 @@ class StepLowering {
       args.push_back(Ptr(rope->q_norm));
       args.push_back(Ptr(rope->k_norm));
     }
-    ASSIGN_OR_RETURN(std::vector<LaunchArg> next, NextWeights(s));
-    args.insert(args.end(), next.begin(), next.end());
     return ctx_.Launch(plan_, s, args, t_);
-  }
-
-  // attention.prefetch_next_positions: the weight (and scale) planes of the
-  // kernel after the attention, when it is a matvec of weights (the output
-  // projection), as next_w and next_w_scales, their sizes in the spec.
-  // Anything else after it, or a target without cp.async.bulk: no prefetch.
-  absl::StatusOr<std::vector<LaunchArg>> NextWeights(KernelSpec& s) {
-    if (s.attention.prefetch_next_positions <= 0) return std::vector<LaunchArg>{};
-    const Op* mm = next_kernel_ != nullptr ? FindIn(*next_kernel_, ir::OpKind::kMatMul) : nullptr;
-    if (mm == nullptr || !Root(mm->operand(1))->is_global() || !ctx_.target().HasBulkCopy()) {
-      s.attention.prefetch_next_positions = 0;
-      return std::vector<LaunchArg>{};
-    }
-    std::vector<LaunchArg> args;
-    for (int i = 1; i <= 2; ++i) {
-      const bool has = i < mm->num_operands() && Root(mm->operand(i))->is_global();
-      ASSIGN_OR_RETURN(Location l, At(mm->operand(has ? i : 1)));
-      const runtime::Expr& bytes = ctx_.manifest().buffers(static_cast<int>(l.buffer)).bytes();
-      if (!SameLocation(l, {l.buffer, ConstExpr(0)}) || bytes.t() != 0 || bytes.p() != 0 || bytes.c() != 0 ||
-          bytes.div() > 1)
-        return absl::InternalError(absl::StrCat("a weight that is not a whole buffer of fixed size:\n  ",
-                                                ir::PrintOpLine(*mm)));
-      s.next_weight_bytes[i - 1] = has ? bytes.constant() : 0;
-      args.push_back(Ptr(l));
-    }
-    return args;
   }
 
   absl::Status Argmax(const Op& k) {
@@ -532,7 +498,6 @@ class StepLowering {
   const models::Qwen3Config& c_;
   runtime::Plan& plan_;
   bool decode_;
-  const Op* next_kernel_ = nullptr;  // the kernel after the one being lowered
   Expr t_;
   absl::flat_hash_map<const Value*, Location> where_, fixed_;
 };

@@ -54,7 +54,6 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("min_split_positions", s.attention.min_split_positions);
       f("query_block", s.attention.query_block);
       f("key_block", s.attention.key_block);
-      f("prefetch_next_positions", s.attention.prefetch_next_positions);
       return;
     default:
       f("threads", s.elementwise.threads);

@@ -63,9 +63,6 @@ void VisitSpec(KernelSpec& s, F&& f) {
   f("attention.min_split_positions", s.attention.min_split_positions);
   f("attention.query_block", s.attention.query_block);
   f("attention.key_block", s.attention.key_block);
-  f("attention.prefetch_next_positions", s.attention.prefetch_next_positions);
-  f("next_weight_bytes.0", s.next_weight_bytes[0]);
-  f("next_weight_bytes.1", s.next_weight_bytes[1]);
   f("elementwise.threads", s.elementwise.threads);
   f("elementwise.block_cols", s.elementwise.block_cols);
   f("elementwise.max_blocks", s.elementwise.max_blocks);
