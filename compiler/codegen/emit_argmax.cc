@@ -3,9 +3,9 @@
 // scans columns [b*chunk, (b+1)*chunk) of row r, chunk = ceil(cols/blocks)
 // (kernel_plans.h ArgmaxPlan): per-thread scan, then warp shuffles and
 // shared memory. With one block it writes out[r]; otherwise thread 0 writes
-// the block's (value, index) to `partial`, fences and counts the block in
-// counter[r] (the "last block done" pattern, spec/nvptx-llvm19.md §8, as in
-// emit_attention_decode.cc), and the last block to arrive resets the
+// the block's (value, index) to `partial` and counts the block in
+// counter[r] with an acq_rel atomic (the "last block done" pattern,
+// spec/nvptx-llvm19.md §8, as in emit_attention_decode.cc), and the last block to arrive resets the
 // counter and merges the records with ld.volatile reads. Ties between
 // blocks go to the lower index, so the result does not depend on the order
 // of arrival.
@@ -115,15 +115,14 @@ absl::Status EmitArgmax(KernelBuilder& kb) {
     Value* rec = record(row, blk);
     kb.Store(v, rec, 4);
     kb.Store(i, kb.Gep(rec, int64_t{4}), 4);
-    kb.MembarGl();
-    Value* old = kb.AtomicAddU32(counter, kb.I32c(1));
+    // acq_rel: releases the record, acquires the other blocks' for the merge.
+    Value* old = kb.AtomicAddAcqRelU32(counter, kb.I32c(1));
     kb.Store(b.CreateZExt(b.CreateICmpEQ(old, kb.I32c(B - 1)), kb.I32()), flag, 4);
   });
   kb.Barrier();
   // The dependents may launch; only the merge is left.
   kb.GridDependencyLaunchDependents();
   kb.If(b.CreateICmpNE(kb.Load(kb.I32(), flag, 4), kb.I32c(0)), [&] {
-    kb.MembarGl();
     kb.If(b.CreateICmpEQ(tid, kb.I32c(0)), [&] { kb.StoreVolatile(kb.I32c(0), counter, 4); });
     Value* mv = kb.Var(kb.F32(), kb.F32c(kNegInf), "mv");
     Value* mi = kb.Var(kb.I32(), kb.I32c(kNone), "mi");

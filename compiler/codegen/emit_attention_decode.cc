@@ -29,9 +29,10 @@
 //  4. nact == 1: the block writes acc / sum straight to `out` (no record,
 //     fence, counter or merge). Otherwise it writes its record to
 //     `partial` (acc[G][D] with 16-byte stores, then (max, sum) per query
-//     head; layout in kernel_plans.h DecodePlan), fences, and counts itself
-//     in counter[kv] (the "last block done" pattern, spec/nvptx-llvm19.md
-//     §8). Splits past nact exit at once and are not counted. The last live
+//     head; layout in kernel_plans.h DecodePlan), and after a barrier its
+//     thread 0 counts it in counter[kv] with an acq_rel atomic (the "last
+//     block done" pattern, spec/nvptx-llvm19.md §8, its fences folded into
+//     the atomic's ordering). Splits past nact exit at once and are not counted. The last live
 //     block to arrive resets the counter and merges, reading the records
 //     with ld.global.cg (L2, never .nc): a warp per query head turns the
 //     (max, sum) pairs into per-split weights in shared memory, then each
@@ -591,23 +592,26 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
           kb.Store(Lsum[g], kb.Gep(at, 4), 4);
         }
       });
-      kb.MembarGl();
 
       // Arrival, of the live splits only: blocks past the context never get
       // here (their exit triggers the dependents), so at short context the
       // grid's empty blocks cost no barrier, fence or atomic. The last of the
-      // nact live blocks to arrive merges.
+      // nact live blocks to arrive merges. One acq_rel atomic of thread 0
+      // orders both ways: the barrier before it puts the block's record
+      // stores ahead of its release, and the barrier after it puts its
+      // acquire of the other splits' records ahead of the merge's loads (a
+      // membar.gl in every thread and another before the merge cost a
+      // round trip to L2 each on the chain).
       kb.Barrier();
       Value* counter = kb.Gep(kb.Param("counter"), b.CreateShl(b.CreateZExt(kvh, kb.I64()), kb.I64c(2)));
       kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] {
-        Value* old = kb.AtomicAddU32(counter, i32c(1));
+        Value* old = kb.AtomicAddAcqRelU32(counter, i32c(1));
         kb.Store(b.CreateZExt(b.CreateICmpEQ(old, b.CreateSub(nact, i32c(1))), kb.I32()), flag, 4);
       });
       kb.Barrier();
       // The dependents may launch; only the merge is left.
       kb.GridDependencyLaunchDependents();
       kb.If(b.CreateICmpNE(kb.Load(kb.I32(), flag, 4), i32c(0)), [&] {
-        kb.MembarGl();
         kb.If(b.CreateICmpEQ(tid, i32c(0)), [&] { kb.StoreVolatile(i32c(0), counter, 4); });
         MergeSplits(kb, plan, rec, sc_s, red, nact, tid, lane, warp, out_base);
       });

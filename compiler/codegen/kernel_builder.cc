@@ -413,11 +413,11 @@ void KernelBuilder::GridDependencyLaunchDependents() {
   if (UsesGridDependency()) AsmVoid("griddepcontrol.launch_dependents;");
 }
 
-void KernelBuilder::MembarGl() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {}); }
-
-Value* KernelBuilder::AtomicAddU32(Value* ptr, Value* v) {
-  return b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, ptr, v, llvm::MaybeAlign(4),
-                            llvm::AtomicOrdering::Monotonic);
+Value* KernelBuilder::AtomicAddAcqRelU32(Value* ptr, Value* v) {
+  auto* fty = llvm::FunctionType::get(I32(), {I64(), I32()}, false);
+  auto* asm_fn = llvm::InlineAsm::get(fty, "atom.acq_rel.gpu.global.add.u32 $0, [$1], $2;", "=r,l,r,~{memory}",
+                                      /*hasSideEffects=*/true);
+  return b_.CreateCall(fty, asm_fn, {b_.CreatePtrToInt(ptr, I64()), v});
 }
 
 void KernelBuilder::AtomicAddF32(Value* ptr, Value* v) {

@@ -179,8 +179,11 @@ class KernelBuilder {
   bool UsesGridDependency() const;
   void GridDependencyWait();
   void GridDependencyLaunchDependents();
-  void MembarGl();
-  llvm::Value* AtomicAddU32(llvm::Value* ptr, llvm::Value* v);
+  // atom.acq_rel.gpu.global.add.u32 (inline asm: LLVM 19 drops an
+  // atomicrmw's ordering): releases what this thread, and every thread of
+  // the block before a barrier, wrote, and acquires what the releasers it
+  // reads from wrote. Returns the old value.
+  llvm::Value* AtomicAddAcqRelU32(llvm::Value* ptr, llvm::Value* v);
   void AtomicAddF32(llvm::Value* ptr, llvm::Value* v);
 
  private:
