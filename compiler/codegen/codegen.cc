@@ -71,6 +71,7 @@ absl::Status EmitBody(KernelBuilder& kb) {
     case Family::kAttentionPrefill: return EmitAttentionPrefill(kb);
     case Family::kArgmax: return EmitArgmax(kb);
     case Family::kPackQ8_0: return EmitPackQ8_0(kb);
+    case Family::kPackQ6_K: return EmitPackQ6_K(kb);
     case Family::kCopyRows: return EmitCopyRows(kb);
   }
   return absl::InternalError("unknown family");

@@ -160,9 +160,8 @@ void GemmEmitter::LoadWeightTile(Value* kt) {
     row = b_.CreateSelect(b_.CreateICmpSLT(row, I(spec_.rows)), row, I(spec_.rows - 1));
     Value* row64 = b_.CreateZExt(row, kb_.I64());
     Value* rowptr = kb_.Gep(W, b_.CreateMul(row64, kb_.I64c(row_bytes)));
-    Value* scale_row = spec_.weight == WeightFormat::kQ8_0Planar
-                           ? kb_.Gep(WS, b_.CreateMul(row64, kb_.I64c(spec_.cols / 32 * 2)))
-                           : nullptr;
+    const int64_t scale_row_bytes = ScaleRowBytes(spec_.weight, spec_.cols);
+    Value* scale_row = scale_row_bytes > 0 ? kb_.Gep(WS, b_.CreateMul(row64, kb_.I64c(scale_row_bytes))) : nullptr;
     U16Reader reader = [&](Value* block, Value* off) -> Value* {
       Value* byte = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(block, kb_.I64()), kb_.I64c(g.block_bytes)),
                                  b_.CreateZExt(off, kb_.I64()));

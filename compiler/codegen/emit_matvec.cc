@@ -360,9 +360,9 @@ MatVecEmitter::TileRows MatVecEmitter::RowsOf(Value* tile) {
     Value* off = b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(row_bytes));
     rows.offset.push_back(off);
     rows.row.push_back(kb_.Gep(W, off));
-    if (spec_.weight == WeightFormat::kQ8_0Planar)
-      rows.scale_row.push_back(
-          kb_.Gep(WS, b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(spec_.cols / 32 * 2))));
+    const int64_t scale_row_bytes = ScaleRowBytes(spec_.weight, spec_.cols);
+    if (scale_row_bytes > 0)
+      rows.scale_row.push_back(kb_.Gep(WS, b_.CreateMul(b_.CreateZExt(row, kb_.I64()), kb_.I64c(scale_row_bytes))));
     else
       rows.scale_row.push_back(nullptr);
   }

@@ -18,6 +18,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb);
 absl::Status EmitAttentionPrefill(KernelBuilder& kb);
 absl::Status EmitArgmax(KernelBuilder& kb);
 absl::Status EmitPackQ8_0(KernelBuilder& kb);
+absl::Status EmitPackQ6_K(KernelBuilder& kb);
 absl::Status EmitCopyRows(KernelBuilder& kb);
 
 }  // namespace kiln::codegen

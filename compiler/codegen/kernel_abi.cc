@@ -99,8 +99,9 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
   if (m.stream_stages != 0) {
     if (m.stream_stages < 2 || m.stream_stages > 8)
       return Bad(spec, absl::StrCat("matvec.stream_stages = ", m.stream_stages, " must be 0 or in [2, 8]"));
-    if (g.staged)
-      return Bad(spec, absl::StrCat("matvec.stream_stages needs a 16-byte aligned weight format, not ",
+    if (!StreamableFormat(spec.weight))
+      return Bad(spec, absl::StrCat("matvec.stream_stages needs a 16-byte aligned weight format with no scale plane "
+                                    "but planar Q8_0's, not ",
                                     WeightFormatName(spec.weight)));
     if (!m.stage_all) return Bad(spec, "matvec.stream_stages needs stage_all (no barriers between work items)");
     int64_t per_split = pieces / m.k_split;
@@ -303,6 +304,9 @@ FormatGeometry GetFormatGeometry(WeightFormat format) {
     case WeightFormat::kQ6_K:
       g = {256, 210, 32, 128, 4, 8, true};
       break;
+    case WeightFormat::kQ6_KPlanar:
+      g = {256, 208, 64, 128, 2, 4, false};
+      break;
   }
   return g;
 }
@@ -310,6 +314,18 @@ FormatGeometry GetFormatGeometry(WeightFormat format) {
 int64_t WeightRowBytes(WeightFormat format, int64_t cols) {
   FormatGeometry g = GetFormatGeometry(format);
   return cols / g.block_elems * g.block_bytes;
+}
+
+bool StreamableFormat(WeightFormat format) {
+  return !GetFormatGeometry(format).staged && format != WeightFormat::kQ6_KPlanar;
+}
+
+int64_t ScaleRowBytes(WeightFormat format, int64_t cols) {
+  switch (format) {
+    case WeightFormat::kQ8_0Planar: return cols / 32 * 2;
+    case WeightFormat::kQ6_KPlanar: return cols / 256 * 2;
+    default: return 0;
+  }
 }
 
 const char* WeightFormatName(WeightFormat format) {
@@ -323,6 +339,7 @@ const char* WeightFormatName(WeightFormat format) {
     case WeightFormat::kQ4_K: return "q4_k";
     case WeightFormat::kQ5_K: return "q5_k";
     case WeightFormat::kQ6_K: return "q6_k";
+    case WeightFormat::kQ6_KPlanar: return "q6_kp";
   }
   return "?";
 }
@@ -337,6 +354,7 @@ const char* FamilyName(Family family) {
     case Family::kAttentionPrefill: return "attention_prefill";
     case Family::kArgmax: return "argmax";
     case Family::kPackQ8_0: return "pack_q8_0";
+    case Family::kPackQ6_K: return "pack_q6_k";
     case Family::kCopyRows: return "copy_rows";
   }
   return "?";
@@ -528,8 +546,9 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
     case Family::kGemm:
       return ValidateGemm(spec, target);
     case Family::kEmbed: {
-      if (spec.weight == WeightFormat::kQ8_0Planar)
-        return Bad(spec, "embedding tables are read as stored: use kQ8_0, not kQ8_0Planar");
+      if (ScaleRowBytes(spec.weight, spec.cols) > 0)
+        return Bad(spec, absl::StrCat("embedding tables are read as stored, not as ", WeightFormatName(spec.weight),
+                                      "'s planes"));
       if (spec.rows <= 0) return Bad(spec, "rows (vocabulary size) must be positive");
       absl::Status s = CheckMatrix(spec);
       if (!s.ok()) return s;
@@ -554,6 +573,10 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
     case Family::kPackQ8_0:
       if (spec.cols <= 0 || spec.cols % 32 != 0)
         return Bad(spec, absl::StrCat("cols = ", spec.cols, " is not a positive multiple of 32"));
+      return CheckThreads(spec, spec.elementwise.threads, "elementwise");
+    case Family::kPackQ6_K:
+      if (spec.cols <= 0 || spec.cols % 256 != 0)
+        return Bad(spec, absl::StrCat("cols = ", spec.cols, " is not a positive multiple of 256"));
       return CheckThreads(spec, spec.elementwise.threads, "elementwise");
     case Family::kCopyRows:
       if (spec.row_bytes <= 0 || spec.row_bytes > (int64_t{1} << 30))
@@ -669,6 +692,17 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       ptr("qs");
       ptr("d");
       i32("rows");
+      abi.block = {spec.elementwise.threads, 1, 1};
+      abi.grid = {rows_arg, constant(1), constant(1)};
+      break;
+    case Family::kPackQ6_K:
+      ptr("src");
+      ptr("data");
+      ptr("d");
+      i32("rows");
+      i32("dst_row0");
+      i32("group_rows");
+      i32("group_stride");
       abi.block = {spec.elementwise.threads, 1, 1};
       abi.grid = {rows_arg, constant(1), constant(1)};
       break;

@@ -23,6 +23,8 @@ enum class WeightFormat {
   kQ4_K,       // GGUF blocks as stored (144 bytes / 256)
   kQ5_K,       // GGUF blocks as stored (176 bytes / 256)
   kQ6_K,       // GGUF blocks as stored (210 bytes / 256)
+  kQ6_KPlanar, // Q6_K split at load: the blocks without d [rows][cols/256 x 208 bytes] (ql, qh,
+               // scales: 16-byte aligned) + f16 d plane [rows, cols/256]
   kQ8_0,       // GGUF blocks as stored (34 bytes / 32): kEmbed tables, unpacked matrices
 };
 
@@ -35,6 +37,7 @@ enum class Family {
   kAttentionPrefill, // T query tokens, causal
   kArgmax,           // index of the max of each row
   kPackQ8_0,         // GGUF Q8_0 blocks -> planar int8 + f16 scales (load)
+  kPackQ6_K,         // GGUF Q6_K rows -> kQ6_KPlanar's planes at a row offset (load)
   kCopyRows,         // raw rows into a destination row offset (load: Q/K/V concat, gate/up interleave)
 };
 

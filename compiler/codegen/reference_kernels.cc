@@ -78,14 +78,23 @@ absl::Status DequantizeRow(WeightFormat format, const void* w, const void* w_sca
                            float* out) {
   const int64_t row_bytes = WeightRowBytes(format, cols);
   const uint8_t* src = static_cast<const uint8_t*>(w) + row * row_bytes;
+  const uint8_t* scales = static_cast<const uint8_t*>(w_scales) + row * ScaleRowBytes(format, cols);
   if (format == WeightFormat::kQ8_0Planar) {
-    const uint8_t* d = static_cast<const uint8_t*>(w_scales) + row * (cols / 32) * 2;
     for (int64_t i = 0; i < cols; ++i) {
       uint16_t h;
-      std::memcpy(&h, d + (i / 32) * 2, 2);
+      std::memcpy(&h, scales + (i / 32) * 2, 2);
       out[i] = quant::HalfToFloat(h) * static_cast<float>(static_cast<int8_t>(src[i]));
     }
     return absl::OkStatus();
+  }
+  if (format == WeightFormat::kQ6_KPlanar) {
+    // Reassemble the GGUF blocks (208 bytes, then d) and decode those.
+    std::vector<uint8_t> blocks(static_cast<size_t>(cols / 256 * 210));
+    for (int64_t b = 0; b < cols / 256; ++b) {
+      std::memcpy(blocks.data() + b * 210, src + b * 208, 208);
+      std::memcpy(blocks.data() + b * 210 + 208, scales + b * 2, 2);
+    }
+    return quant::Dequantize(GgmlType::kQ6_K, blocks, absl::MakeSpan(out, static_cast<size_t>(cols)));
   }
   GgmlType type = GgmlType::kF32;
   switch (format) {
@@ -97,7 +106,8 @@ absl::Status DequantizeRow(WeightFormat format, const void* w, const void* w_sca
     case WeightFormat::kQ4_K: type = GgmlType::kQ4_K; break;
     case WeightFormat::kQ5_K: type = GgmlType::kQ5_K; break;
     case WeightFormat::kQ6_K: type = GgmlType::kQ6_K; break;
-    case WeightFormat::kQ8_0Planar: break;
+    case WeightFormat::kQ8_0Planar:
+    case WeightFormat::kQ6_KPlanar: break;
   }
   return quant::Dequantize(type, absl::MakeConstSpan(src, static_cast<size_t>(row_bytes)),
                            absl::MakeSpan(out, static_cast<size_t>(cols)));
@@ -300,6 +310,23 @@ absl::Status PackQ8_0(const KernelSpec& spec, const void* src, void* qs, void* d
       const uint8_t* blk = in + (r * nb + b) * 34;
       std::memcpy(static_cast<uint8_t*>(d) + (r * nb + b) * 2, blk, 2);
       std::memcpy(static_cast<uint8_t*>(qs) + r * spec.cols + b * 32, blk + 2, 32);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PackQ6_K(const KernelSpec& spec, const void* src, void* data, void* d, int32_t rows, int32_t dst_row0,
+                      int32_t group_rows, int32_t group_stride) {
+  absl::Status s = Check(spec, Family::kPackQ6_K);
+  if (!s.ok()) return s;
+  const int64_t nb = spec.cols / 256, gr = group_rows > 0 ? group_rows : rows;
+  const uint8_t* in = static_cast<const uint8_t*>(src);
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t dst_row = dst_row0 + (i / gr) * group_stride + i % gr;
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* blk = in + (i * nb + b) * 210;
+      std::memcpy(static_cast<uint8_t*>(data) + (dst_row * nb + b) * 208, blk, 208);
+      std::memcpy(static_cast<uint8_t*>(d) + (dst_row * nb + b) * 2, blk + 208, 2);
     }
   }
   return absl::OkStatus();

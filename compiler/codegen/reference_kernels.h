@@ -16,8 +16,9 @@
 namespace kiln::codegen::reference {
 
 // Row `row` of a [rows][cols] weight in `format`'s device layout, as floats.
-// `w` is the GGUF bytes (the int8 plane for kQ8_0Planar, whose f16 scale
-// plane is `w_scales`).
+// `w` is the GGUF bytes, or the first plane of a planar format (kQ8_0Planar's
+// int8 plane, kQ6_KPlanar's blocks without d), whose f16 scale plane is
+// `w_scales`.
 absl::Status DequantizeRow(WeightFormat format, const void* w, const void* w_scales, int64_t cols, int64_t row,
                            float* out);
 
@@ -41,6 +42,10 @@ absl::Status AttentionPrefill(const KernelSpec& spec, const float* q, const void
 // spec.rows rows of `cols` logits.
 absl::Status Argmax(const KernelSpec& spec, const float* logits, int32_t* out, int32_t cols);
 absl::Status PackQ8_0(const KernelSpec& spec, const void* src, void* qs, void* d, int32_t rows);
+// Source row i of GGUF Q6_K to destination row dst_row0 + (i / group_rows)
+// * group_stride + i % group_rows of kQ6_KPlanar's planes.
+absl::Status PackQ6_K(const KernelSpec& spec, const void* src, void* data, void* d, int32_t rows, int32_t dst_row0,
+                      int32_t group_rows, int32_t group_stride);
 absl::Status CopyRows(const KernelSpec& spec, const void* src, void* dst, int32_t rows, int32_t dst_row0,
                       int32_t group_rows, int32_t group_stride);
 

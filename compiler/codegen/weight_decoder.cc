@@ -1,5 +1,7 @@
 #include "compiler/codegen/weight_decoder.h"
 
+#include <cassert>
+
 namespace kiln::codegen {
 
 using llvm::Value;
@@ -68,6 +70,62 @@ Value* RowOffset(KernelBuilder& kb, Value* row, Value* bytes_i32) {
   return kb.Gep(row, kb.b().CreateZExt(bytes_i32, kb.I64()));
 }
 
+// Q6_K's quarters (spec/quant-formats.md §7) of a piece whose columns in
+// each quarter are col + 4j, j over the words of each array: quarter k
+// holds columns col + 32k + 4j, its low 4 bits in ql_lo (k = 0, 2: low,
+// high nibbles) or ql_hi (k = 1, 3), its high 2 bits at bits 2k..2k+1 of
+// qh's bytes. scale_byte(k) has the quarter's signed scale byte in its low
+// 8 bits; d is the block's super-scale.
+struct Q6KWords {
+  std::vector<Value*> ql_lo, ql_hi, qh;
+};
+std::vector<Segment> Q6KQuarters(KernelBuilder& kb, const Q6KWords& w, Value* col, Value* d,
+                                 const std::function<Value*(int)>& scale_byte) {
+  auto& b = kb.b();
+  std::vector<Segment> segs;
+  for (int k = 0; k < 4; ++k) {
+    Segment s;
+    for (size_t j = 0; j < w.ql_lo.size(); ++j) {
+      Value* lo;
+      Value* hi;
+      switch (k) {
+        case 0:
+          lo = w.ql_lo[j];
+          hi = b.CreateShl(w.qh[j], kb.I32c(4));
+          break;
+        case 1:
+          lo = w.ql_hi[j];
+          hi = b.CreateShl(w.qh[j], kb.I32c(2));
+          break;
+        case 2:
+          lo = b.CreateLShr(w.ql_lo[j], kb.I32c(4));
+          hi = w.qh[j];
+          break;
+        default:
+          lo = b.CreateLShr(w.ql_hi[j], kb.I32c(4));
+          hi = b.CreateLShr(w.qh[j], kb.I32c(2));
+          break;
+      }
+      Value* code = kb.AndOr(lo, 0x0F0F0F0F, b.CreateAnd(hi, kb.I32c(0x30303030)));
+      Quad q;
+      q.col = b.CreateAdd(col, kb.I32c(32 * k + 4 * static_cast<int>(j)));
+      q.f = SmallCodes(kb, code);
+      q.word = code;
+      s.quads.push_back(q);
+    }
+    // Signed 8-bit scale: (byte ^ 0x80) = byte + 128 as an unsigned value.
+    Value* sbyte = b.CreateAnd(scale_byte(k), kb.I32c(0xFF));
+    Value* scf = b.CreateFSub(kb.AsFloat(b.CreateOr(b.CreateXor(sbyte, kb.I32c(0x80)), kb.I32c(0x4B000000))),
+                              kb.F32c(8388736.0f));
+    s.scale = b.CreateFMul(d, scf);  // y = (d * sc) * q
+    s.c0 = 0.5f;
+    s.inv_c1 = 256.0f;
+    s.q_offset = -32;
+    segs.push_back(s);
+  }
+  return segs;
+}
+
 }  // namespace
 
 WeightDecoder::WeightDecoder(WeightFormat format) : format_(format), geo_(GetFormatGeometry(format)) {}
@@ -108,6 +166,28 @@ std::vector<Value*> WeightDecoder::Load(KernelBuilder& kb, const PieceRef& ref, 
       Value* q = b.CreateAdd(base, b.CreateAdd(kb.I32c(qs), b.CreateShl(c, kb.I32c(5))));
       append(load16(RowOffset(kb, ref.row, q)));
       append(load16(RowOffset(kb, ref.row, b.CreateAdd(q, kb.I32c(16)))));
+      break;
+    }
+    case WeightFormat::kQ6_KPlanar: {
+      // Piece p: block p/4, half h = (p/2) mod 2, l = 16 (p mod 2): ql
+      // bytes 64h + l and 64h + 32 + l, qh bytes 32h + l (16 each), the
+      // block's 16 scales, then d from the d plane.
+      Value* sb = b.CreateLShr(p, kb.I32c(2));
+      Value* h = b.CreateAnd(b.CreateLShr(p, kb.I32c(1)), kb.I32c(1));
+      Value* l = b.CreateShl(b.CreateAnd(p, kb.I32c(1)), kb.I32c(4));
+      Value* base = b.CreateMul(sb, kb.I32c(geo_.block_bytes));
+      Value* ql = b.CreateAdd(base, b.CreateAdd(b.CreateShl(h, kb.I32c(6)), l));
+      append(load16(RowOffset(kb, ref.row, ql)));
+      append(load16(RowOffset(kb, ref.row, b.CreateAdd(ql, kb.I32c(32)))));
+      Value* qh = b.CreateAdd(base, b.CreateAdd(kb.I32c(128), b.CreateAdd(b.CreateShl(h, kb.I32c(5)), l)));
+      append(load16(RowOffset(kb, ref.row, qh)));
+      // The half's 8 scales (bytes 192 + 8h, 8-byte aligned), then d. No
+      // streamed kernel reads this format (kernel_abi.cc), so no fetch.
+      assert(fetch == nullptr);
+      Value* sc = RowOffset(kb, ref.row, b.CreateAdd(base, b.CreateAdd(kb.I32c(192), b.CreateShl(h, kb.I32c(3)))));
+      Value* sc2 = kb.LoadNc(llvm::FixedVectorType::get(kb.I32(), 2), sc, 8);
+      for (int i = 0; i < 2; ++i) raw.push_back(b.CreateExtractElement(sc2, uint64_t(i)));
+      raw.push_back(kb.LoadNc(kb.I16(), RowOffset(kb, ref.scale_row, b.CreateShl(sb, kb.I32c(1))), 2));
       break;
     }
     case WeightFormat::kQ8_0: {
@@ -274,53 +354,39 @@ std::vector<Segment> WeightDecoder::Decode(KernelBuilder& kb, const PieceRef& re
       Value* part = b.CreateAnd(p, kb.I32c(7));
       Value* h = b.CreateLShr(part, kb.I32c(2));
       Value* l8 = b.CreateShl(b.CreateAnd(part, kb.I32c(3)), kb.I32c(3));
-      Value* A[2] = {Word(kb, raw[0], raw[1]), Word(kb, raw[2], raw[3])};
-      Value* B[2] = {Word(kb, raw[4], raw[5]), Word(kb, raw[6], raw[7])};
-      Value* H[2] = {Word(kb, raw[8], raw[9]), Word(kb, raw[10], raw[11])};
-      Value* d = kb.HalfToFloat(raw[16]);
       // Scale byte 8h + 2k + (l8 >= 16): low or high byte of the i16 read.
       Value* sc_shift = b.CreateSelect(b.CreateICmpUGE(l8, kb.I32c(16)), kb.I32c(8), kb.I32c(0));
-      Value* col = b.CreateAdd(b.CreateShl(sb, kb.I32c(8)), b.CreateAdd(b.CreateShl(h, kb.I32c(7)), l8));
-      for (int k = 0; k < 4; ++k) {
-        Segment s;
-        for (int j = 0; j < 2; ++j) {
-          Value* lo;
-          Value* hi;
-          switch (k) {
-            case 0:
-              lo = A[j];
-              hi = b.CreateShl(H[j], kb.I32c(4));
-              break;
-            case 1:
-              lo = B[j];
-              hi = b.CreateShl(H[j], kb.I32c(2));
-              break;
-            case 2:
-              lo = b.CreateLShr(A[j], kb.I32c(4));
-              hi = H[j];
-              break;
-            default:
-              lo = b.CreateLShr(B[j], kb.I32c(4));
-              hi = b.CreateLShr(H[j], kb.I32c(2));
-              break;
-          }
-          Value* code = kb.AndOr(lo, 0x0F0F0F0F, b.CreateAnd(hi, kb.I32c(0x30303030)));
-          Quad q;
-          q.col = b.CreateAdd(col, kb.I32c(32 * k + 4 * j));
-          q.f = SmallCodes(kb, code);
-          q.word = code;
-          s.quads.push_back(q);
-        }
-        // Signed 8-bit scale: (byte ^ 0x80) = byte + 128 as an unsigned value.
-        Value* sbyte = b.CreateAnd(b.CreateLShr(b.CreateZExt(raw[12 + k], kb.I32()), sc_shift), kb.I32c(0xFF));
-        Value* scf = b.CreateFSub(kb.AsFloat(b.CreateOr(b.CreateXor(sbyte, kb.I32c(0x80)), kb.I32c(0x4B000000))),
-                                  kb.F32c(8388736.0f));
-        s.scale = b.CreateFMul(d, scf);  // y = (d * sc) * q
-        s.c0 = 0.5f;
-        s.inv_c1 = 256.0f;
-        s.q_offset = -32;
-        segs.push_back(s);
+      Q6KWords w;
+      for (int j = 0; j < 2; ++j) {
+        w.ql_lo.push_back(Word(kb, raw[2 * j], raw[2 * j + 1]));
+        w.ql_hi.push_back(Word(kb, raw[4 + 2 * j], raw[5 + 2 * j]));
+        w.qh.push_back(Word(kb, raw[8 + 2 * j], raw[9 + 2 * j]));
       }
+      Value* col = b.CreateAdd(b.CreateShl(sb, kb.I32c(8)), b.CreateAdd(b.CreateShl(h, kb.I32c(7)), l8));
+      segs = Q6KQuarters(kb, w, col, kb.HalfToFloat(raw[16]), [&](int k) {
+        return b.CreateLShr(b.CreateZExt(raw[12 + k], kb.I32()), sc_shift);
+      });
+      break;
+    }
+    case WeightFormat::kQ6_KPlanar: {
+      // raw: ql[64h + 16lo ..], ql[64h + 32 + 16lo ..], qh[32h + 16lo ..]
+      // (4 words each), the half's 8 scales (2 words), d.
+      Value* sb = b.CreateLShr(p, kb.I32c(2));
+      Value* h = b.CreateAnd(b.CreateLShr(p, kb.I32c(1)), kb.I32c(1));
+      Value* lo = b.CreateAnd(p, kb.I32c(1));
+      Q6KWords w;
+      w.ql_lo.assign(raw.begin(), raw.begin() + 4);
+      w.ql_hi.assign(raw.begin() + 4, raw.begin() + 8);
+      w.qh.assign(raw.begin() + 8, raw.begin() + 12);
+      // Quarter k's scale is the half's byte 2k + lo: word k / 2, byte
+      // 2(k mod 2) + lo of it.
+      Value* sw[2] = {raw[12], raw[13]};
+      Value* lo_shift = b.CreateShl(lo, kb.I32c(3));
+      Value* col = b.CreateAdd(b.CreateShl(sb, kb.I32c(8)),
+                               b.CreateAdd(b.CreateShl(h, kb.I32c(7)), b.CreateShl(lo, kb.I32c(4))));
+      segs = Q6KQuarters(kb, w, col, kb.HalfToFloat(raw[14]), [&](int k) {
+        return b.CreateLShr(sw[k / 2], b.CreateAdd(lo_shift, kb.I32c(16 * (k % 2))));
+      });
       break;
     }
   }

@@ -56,7 +56,9 @@ void RandomRow(SplitMix& rng, WeightFormat f, int64_t cols, uint8_t* row) {
     const uint64_t v = rng.Next();
     std::memcpy(row + i, &v, static_cast<size_t>(std::min<int64_t>(8, bytes - i)));
   }
-  if (f == WeightFormat::kQ8_0Planar) return;  // codes only; scales are a plane of their own
+  // Planar formats: codes (and Q6_K's int8 sub-block scales) only; the f16
+  // scales are a plane of their own.
+  if (codegen::ScaleRowBytes(f, cols) > 0) return;
   for (int64_t b = 0; b < bytes / g.block_bytes; ++b) {
     uint8_t* blk = row + b * g.block_bytes;
     switch (f) {
@@ -130,10 +132,12 @@ void RandomWeights(uint64_t seed, WeightFormat f, int64_t rows, int64_t cols, st
         RandomRow(rng, f, cols, w->data() + r * row_bytes);
     }
   });
-  if (f == WeightFormat::kQ8_0Planar) {
+  if (const int64_t n = rows * codegen::ScaleRowBytes(f, cols) / 2; n > 0) {
+    // Planar Q6_K's d multiplies int8 scales up to 128: smaller, as in its blocks.
+    const float lo = f == WeightFormat::kQ6_KPlanar ? 0.0002f : 0.002f;
     SplitMix rng{~seed};
-    scales->resize(static_cast<size_t>(rows * cols / 32 * 2));
-    for (int64_t i = 0; i < rows * cols / 32; ++i) PutHalf(scales->data() + 2 * i, rng.Uniform(0.002f, 0.02f));
+    scales->resize(static_cast<size_t>(n * 2));
+    for (int64_t i = 0; i < n; ++i) PutHalf(scales->data() + 2 * i, rng.Uniform(lo, 10 * lo));
   } else if (scales != nullptr) {
     scales->clear();
   }
@@ -168,7 +172,7 @@ absl::Status ParallelReferenceMatVec(const codegen::KernelSpec& spec, const void
       const uint8_t* ws = static_cast<const uint8_t*>(w_scales);
       const int64_t out0 = spec.epilogue == codegen::Epilogue::kSiluMulPairs ? r0 / 2 : r0;
       errors[size_t(b)] = codegen::reference::MatVec(
-          s, static_cast<const uint8_t*>(w) + r0 * row_bytes, ws ? ws + r0 * (spec.cols / 32) * 2 : nullptr, x,
+          s, static_cast<const uint8_t*>(w) + r0 * row_bytes, ws ? ws + r0 * codegen::ScaleRowBytes(spec.weight, spec.cols) : nullptr, x,
           norm_w, out + out0, 1, extra ? extra + r0 : nullptr);
     }
   });

@@ -77,7 +77,11 @@ const std::vector<std::string>& TunableFamilies() {
 }
 
 std::string TableDtype(codegen::WeightFormat format) {
-  return format == codegen::WeightFormat::kQ8_0Planar ? "q8_0_planar" : codegen::WeightFormatName(format);
+  // Tables key a matrix by its IR dtype: planar Q8_0 is a pack-weights
+  // rewrite ("q8_0_planar"); planar Q6_K a runtime layout of "q6_k".
+  if (format == codegen::WeightFormat::kQ8_0Planar) return "q8_0_planar";
+  if (format == codegen::WeightFormat::kQ6_KPlanar) return "q6_k";
+  return codegen::WeightFormatName(format);
 }
 
 absl::StatusOr<schedules::ScheduleKey> KeyOfSpec(const KernelSpec& spec) {
@@ -283,7 +287,7 @@ int64_t BytesRead(const KernelSpec& spec, int64_t position) {
     case Family::kMatVec:
     case Family::kGemm: {
       int64_t bytes = codegen::WeightRowBytes(spec.weight, spec.cols) * spec.rows;
-      if (spec.weight == codegen::WeightFormat::kQ8_0Planar) bytes += spec.rows * (spec.cols / 32) * 2;
+      bytes += spec.rows * codegen::ScaleRowBytes(spec.weight, spec.cols);
       return bytes;
     }
     case Family::kAttentionDecode:

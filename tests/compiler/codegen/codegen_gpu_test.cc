@@ -207,12 +207,17 @@ TEST(CodegenGpu, MatVecAllFormatsTiny) {
                                   Epilogue::kAddInPlace);
   ks.matvec.k_split = 2;
   specs.push_back(ks);
+  KernelSpec ksp = ks;
+  ksp.name = "mv_q6_kp_ksplit";
+  ksp.weight = WeightFormat::kQ6_KPlanar;
+  specs.push_back(ksp);
   KernelSpec odd = testing::MatVec("mv_q8_0p_oddrows", WeightFormat::kQ8_0Planar, 257, 2048, Prologue::kRmsNorm);
   odd.matvec.unroll = 3;
   specs.push_back(odd);
   // The whole activation row staged once (no barriers in the K loop), with
   // RMSNorm, a tail, a k split, and a staged GGUF format.
-  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K, WeightFormat::kQ4_0}) {
+  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K, WeightFormat::kQ4_0,
+                         WeightFormat::kQ6_KPlanar}) {
     KernelSpec sa = testing::MatVec(absl::StrCat("mv_", WeightFormatName(f), "_stageall"), f, 259, 2304,
                                     Prologue::kRmsNorm, Epilogue::kStore, 4);
     sa.matvec.stage_all = true;
@@ -271,7 +276,7 @@ TEST(CodegenGpu, MatVecInt8ActivationsAndRowTiles) {
   specs.push_back(rg);
   // Several row tiles per block, the last block's partly or wholly past the
   // rows (259 rows = 8 blocks of 4 tiles of 8 rows, minus 5), float and int8.
-  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K})
+  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K, WeightFormat::kQ6_KPlanar})
     for (bool int8 : {false, true})
       for (Epilogue e : {Epilogue::kStore, Epilogue::kSiluMulPairs}) {
         KernelSpec rt = testing::MatVec(absl::StrCat("mvrt_", WeightFormatName(f), int8 ? "_i8_" : "_f_", Epi(e)), f,
@@ -300,7 +305,8 @@ TEST(CodegenGpu, MatVecInt8ActivationsAndRowTiles) {
 TEST(CodegenGpu, MatVec8B) {
   REQUIRE_GPU();
   std::vector<KernelSpec> specs;
-  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K, WeightFormat::kQ5_K}) {
+  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K, WeightFormat::kQ5_K,
+                         WeightFormat::kQ6_KPlanar}) {
     specs.push_back(testing::MatVec(absl::StrCat("mv8b_qkv_", WeightFormatName(f)), f, 6144, 4096,
                                     Prologue::kRmsNorm, Epilogue::kStore));
     specs.push_back(testing::MatVec(absl::StrCat("mv8b_down_", WeightFormatName(f)), f, 4096, 12288,
@@ -343,7 +349,7 @@ TEST(CodegenGpu, EmbedIsExact) {
   REQUIRE_GPU();
   std::vector<KernelSpec> specs;
   for (WeightFormat f : testing::AllFormats()) {
-    if (f == WeightFormat::kQ8_0Planar) continue;
+    if (ScaleRowBytes(f, 256) > 0) continue;  // planar formats: matrices only
     KernelSpec s;
     s.name = absl::StrCat("embed_", WeightFormatName(f));
     s.family = Family::kEmbed;
@@ -647,7 +653,11 @@ TEST(CodegenGpu, PackCopy) {
   KernelSpec copy16 = copy;
   copy16.name = "copy16";
   copy16.row_bytes = 2304;
-  Loaded l = Load(gpu, {pack, copy, copy16});
+  KernelSpec pack6;
+  pack6.name = "pack6";
+  pack6.family = Family::kPackQ6_K;
+  pack6.cols = 768;
+  Loaded l = Load(gpu, {pack, copy, copy16, pack6});
   std::mt19937 rng(3);
   Buffers bufs(gpu);
   {
@@ -661,6 +671,30 @@ TEST(CodegenGpu, PackCopy) {
     ASSERT_TRUE(reference::PackQ8_0(pack, w.data(), qs.data(), d.data(), rows).ok());
     EXPECT_EQ(bufs.Download<uint8_t>(dqs, qs.size()), qs);
     EXPECT_EQ(bufs.Download<uint8_t>(dd, d.size()), d);
+  }
+  {
+    // Q6_K rows into the planes as a gate/up interleave places them: 6
+    // rows in groups of 2 from row 2, stride 4 (destination rows 2, 3, 6,
+    // 7, 10, 11 of 12; the rest keep their poison).
+    const int32_t rows = 6, dst_rows = 12;
+    const int64_t nb = pack6.cols / 256;
+    std::vector<uint8_t> w, ws;
+    RandomWeights(rng, WeightFormat::kQ6_K, rows, pack6.cols, &w, &ws);
+    std::vector<uint8_t> data(size_t(dst_rows * nb * 208), 0xAB), d(size_t(dst_rows * nb * 2), 0xAB);
+    CUdeviceptr dsrc = bufs.Upload(w), ddata = bufs.Upload(data), dd = bufs.Upload(d);
+    Launch(gpu, l, "pack6", {P(dsrc), P(ddata), P(dd), I(rows), I(2), I(2), I(4)}, 1, rows);
+    ASSERT_TRUE(reference::PackQ6_K(pack6, w.data(), data.data(), d.data(), rows, 2, 2, 4).ok());
+    EXPECT_EQ(bufs.Download<uint8_t>(ddata, data.size()), data);
+    EXPECT_EQ(bufs.Download<uint8_t>(dd, d.size()), d);
+    // The planes decode to the GGUF rows' weights.
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t r = 2 + (i / 2) * 4 + i % 2;
+      std::vector<float> want(size_t(pack6.cols)), got(size_t(pack6.cols));
+      ASSERT_TRUE(reference::DequantizeRow(WeightFormat::kQ6_K, w.data(), nullptr, pack6.cols, i, want.data()).ok());
+      ASSERT_TRUE(
+          reference::DequantizeRow(WeightFormat::kQ6_KPlanar, data.data(), d.data(), pack6.cols, r, got.data()).ok());
+      EXPECT_EQ(got, want) << "row " << i;
+    }
   }
   for (const KernelSpec* c : {&copy, &copy16}) {
     // Gate/up interleave: 6 gate rows into groups of 2 at offset 0, stride 4.
@@ -680,7 +714,7 @@ TEST(CodegenGpu, PackCopy) {
 // `iters` launches, after one pass over the copies.
 double TimeMatVecUs(Gpu* gpu, const Loaded& l, const KernelSpec& s, int iters, int samples = 1) {
   const int64_t wbytes = WeightRowBytes(s.weight, s.cols) * s.rows;
-  const int64_t sbytes = s.weight == WeightFormat::kQ8_0Planar ? s.rows * s.cols / 32 * 2 : 0;
+  const int64_t sbytes = s.rows * ScaleRowBytes(s.weight, s.cols);
   auto copies = tune::CopyWeights(*gpu->ctx, *gpu->stream, 0, wbytes, 0, sbytes, int64_t{1} << 30);
   EXPECT_TRUE(copies.ok()) << copies.status();
   if (!copies.ok()) return 0;
@@ -736,7 +770,7 @@ TEST(CodegenGpu, MatVecBandwidth8B) {
   Loaded l = Load(gpu, specs);
   for (const KernelSpec& s : specs) {
     const int64_t wbytes = WeightRowBytes(s.weight, s.cols) * s.rows;
-    const int64_t sbytes = s.weight == WeightFormat::kQ8_0Planar ? s.rows * s.cols / 32 * 2 : 0;
+    const int64_t sbytes = s.rows * ScaleRowBytes(s.weight, s.cols);
     const double us = TimeMatVecUs(gpu, l, s, 200);
     std::printf("%-20s %7.2f us/launch  %6.0f GB/s (weights %.1f MB)\n", s.name.c_str(), us,
                 double(wbytes + sbytes) / (us * 1e3), double(wbytes + sbytes) / 1e6);
@@ -801,7 +835,7 @@ TEST(CodegenGpu, DISABLED_MatVecScheduleSweep) {
   }
   for (const KernelSpec& s : specs) {
     const int64_t wbytes = WeightRowBytes(s.weight, s.cols) * s.rows;
-    const int64_t sbytes = s.weight == WeightFormat::kQ8_0Planar ? s.rows * s.cols / 32 * 2 : 0;
+    const int64_t sbytes = s.rows * ScaleRowBytes(s.weight, s.cols);
     const double us = TimeMatVecUs(gpu, l, s, 100);
     auto f = l.module->GetFunction(s.name);
     int regs = f.ok() ? f->GetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS).value_or(-1) : -1;

@@ -78,7 +78,7 @@ TEST(CodegenPtxas, SchedulesOffDefaultSm90) {
       i8.matvec.stage_all = true;
       specs.push_back(i8);
     }
-    if (!GetFormatGeometry(f).staged) {  // weights streamed through shared memory
+    if (StreamableFormat(f)) {  // weights streamed through shared memory
       KernelSpec st = a;
       st.name = absl::StrCat("st_", WeightFormatName(f));
       st.matvec.stage_all = true;
@@ -133,6 +133,11 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
       {WeightFormat::kQ6_K, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 128, 8, 2, 1},
       {WeightFormat::kQ6_K, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 1, 1},
       {WeightFormat::kQ8_0Planar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 1, 1},
+      // Q4_K_M's Q6_K matrices, kept planar: its V, down and head with the
+      // shipped q6_k entries (schedules/sm_90.txtpb).
+      {WeightFormat::kQ6_KPlanar, "v", 1024, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 8, 4, 2},
+      {WeightFormat::kQ6_KPlanar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 128, 16, 4, 1},
+      {WeightFormat::kQ6_KPlanar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 16, 4, 1},
   };
   std::vector<KernelSpec> specs;
   for (const Row& r : table) {
@@ -140,7 +145,7 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
     // memory, 3 stages (direct formats).
     for (const char* variant : {"default", "tuned", "streamed"}) {
       const bool streamed = std::string(variant) == "streamed";
-      if (streamed && GetFormatGeometry(r.f).staged) continue;
+      if (streamed && !StreamableFormat(r.f)) continue;
       KernelSpec s = testing::MatVec(absl::StrCat("b8_", WeightFormatName(r.f), "_", r.shape, "_", variant), r.f,
                                      r.rows, r.cols, r.pro, r.epi);
       if (std::string(variant) != "default") {

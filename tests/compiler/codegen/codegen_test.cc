@@ -478,7 +478,7 @@ void ExpectBad(const KernelSpec& spec, const std::string& fragment) {
 TEST(Codegen, StreamedSpansAreWhole16ByteUnits) {
   for (WeightFormat f : testing::AllFormats()) {
     FormatGeometry g = GetFormatGeometry(f);
-    if (g.staged) continue;
+    if (!StreamableFormat(f)) continue;
     EXPECT_EQ(int64_t{32} * g.block_bytes * g.piece_weights / g.block_elems % 16, 0) << WeightFormatName(f);
     EXPECT_EQ(int64_t{32} * g.piece_weights * g.block_bytes % g.block_elems, 0) << WeightFormatName(f);
   }
@@ -522,7 +522,8 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   KernelSpec staged = stream;
   staged.name = "stream_q6_k";
   staged.weight = WeightFormat::kQ6_K;
-  ExpectBad(staged, "stream_stages needs a 16-byte aligned weight format, not q6_k");
+  ExpectBad(staged, "stream_stages needs a 16-byte aligned weight format with no scale plane but planar Q8_0's, "
+                    "not q6_k");
   KernelSpec chunked = stream;
   chunked.name = "stream_chunked";
   chunked.matvec.stage_all = false;
@@ -555,7 +556,20 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   embed.weight = WeightFormat::kQ8_0Planar;
   embed.rows = 10;
   embed.cols = 64;
-  ExpectBad(embed, "kQ8_0");
+  ExpectBad(embed, "q8_0p's planes");
+  embed.name = "embed_q6_k_planar";
+  embed.weight = WeightFormat::kQ6_KPlanar;
+  embed.cols = 256;
+  ExpectBad(embed, "q6_kp's planes");
+  KernelSpec streamed6 = testing::MatVec("streamed_q6_kp", WeightFormat::kQ6_KPlanar, 64, 4096);
+  streamed6.matvec.stage_all = true;
+  streamed6.matvec.stream_stages = 2;
+  ExpectBad(streamed6, "stream_stages");
+  KernelSpec pack6;
+  pack6.name = "pack_q6_k_cols_300";
+  pack6.family = Family::kPackQ6_K;
+  pack6.cols = 300;
+  ExpectBad(pack6, "multiple of 256");
   KernelSpec heads;
   heads.name = "gqa_5_on_2";
   heads.family = Family::kAttentionDecode;

@@ -47,7 +47,7 @@ Shape ShapeFor(Epilogue e, bool big, int variant) {
 const std::vector<WeightFormat>& AllFormats() {
   static const std::vector<WeightFormat> kAll = {
       WeightFormat::kF16,  WeightFormat::kBF16, WeightFormat::kF32,  WeightFormat::kQ8_0Planar, WeightFormat::kQ8_0,
-      WeightFormat::kQ4_0, WeightFormat::kQ4_K, WeightFormat::kQ5_K, WeightFormat::kQ6_K};
+      WeightFormat::kQ4_0, WeightFormat::kQ4_K, WeightFormat::kQ5_K, WeightFormat::kQ6_K, WeightFormat::kQ6_KPlanar};
   return kAll;
 }
 
@@ -68,6 +68,9 @@ KernelSpec MatVec(const std::string& name, WeightFormat format, int64_t rows, in
   if (max_tokens > 1) {
     s.matvec.unroll = 1;
     s.matvec.rows_per_block = epilogue == Epilogue::kSiluMulPairs ? 4 : 2;
+    // Planar Q6_K's 64-weight pieces hold 15 registers of a row's weights,
+    // the most of any format: two rows per group.
+    if (format == WeightFormat::kQ6_KPlanar) s.matvec.row_groups = s.matvec.rows_per_block / 2;
   }
   return s;
 }
@@ -188,7 +191,7 @@ std::vector<KernelSpec> OtherKernels() {
   int k = 0;
   for (const Model& m : models) {
     for (WeightFormat f : AllFormats()) {
-      if (f == WeightFormat::kQ8_0Planar) continue;
+      if (ScaleRowBytes(f, 256) > 0) continue;  // planar formats: matrices only
       KernelSpec s;
       s.name = absl::StrCat("embed_", WeightFormatName(f), "_", m.name);
       s.family = Family::kEmbed;
