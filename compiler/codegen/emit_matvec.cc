@@ -726,7 +726,8 @@ void MatVecEmitter::AccumulateInt8(const std::function<std::vector<Segment>(int)
   std::vector<std::vector<StagedSegment>> xv(segs0.size(), std::vector<StagedSegment>(TT));
   auto stage = [&](size_t si, int t) {
     const Segment& s = segs0[si];
-    const int n = static_cast<int>(s.quads.size());  // 8 (a 32-column segment) or 2 (Q6_K's 8 columns)
+    // 8 (a 32-column segment), 4 (planar Q6_K's 16 columns) or 2 (Q6_K's 8)
+    const int n = static_cast<int>(s.quads.size());
     Value* lc = b_.CreateSub(s.quads[0].col, chunk_col0_);
     StagedSegment& x = xv[si][t];
     const int vec = n % 4 == 0 ? 4 : n;  // 16- or 8-byte aligned runs within a padded piece

@@ -5,8 +5,8 @@
 // [rows][cols/256] (spec/quant-formats.md §7). Source row i goes to
 // destination row dst_row0 + (i / group_rows) * group_stride + i %
 // group_rows, as kCopyRows places rows (Q/K/V concatenation, gate/up
-// interleaving). One block per row; a thread per 16 bytes of the data plane
-// or per d.
+// interleaving). A thread block per source row; a thread per 16 bytes of
+// the data plane or per d.
 #include "compiler/codegen/emitters.h"
 #include "compiler/codegen/kernel_plans.h"
 

@@ -50,8 +50,8 @@ struct Segment {
 
 // Where a piece lives.
 struct PieceRef {
-  llvm::Value* row = nullptr;        // global i8* of the row (the int8 plane for kQ8_0Planar)
-  llvm::Value* scale_row = nullptr;  // kQ8_0Planar: global f16* of the row's scales
+  llvm::Value* row = nullptr;        // global i8* of the row (the first plane of the planar formats)
+  llvm::Value* scale_row = nullptr;  // planar formats: global f16* of the row's scale plane
   llvm::Value* piece = nullptr;      // i32 piece index within the row
 };
 
@@ -60,7 +60,8 @@ struct PieceRef {
 using U16Reader = std::function<llvm::Value*(llvm::Value* block, llvm::Value* byte_offset)>;
 
 // Direct formats read through this: (global address, bytes) -> the loaded
-// value, 16 bytes as 4 x i32 or 2 bytes as one i16 (the planar Q8_0 scale).
+// value, 16 bytes as 4 x i32 or 2 bytes as one i16 (the planar Q8_0 scale;
+// streamed formats only, so never planar Q6_K).
 // Without one, Load reads global memory (ld.global.nc); a streaming matvec
 // copies into shared memory first and reads its copies back.
 using DirectFetch = std::function<std::vector<llvm::Value*>(llvm::Value* address, int bytes)>;

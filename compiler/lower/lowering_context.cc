@@ -134,7 +134,11 @@ absl::StatusOr<uint32_t> LoweringContext::RuntimeBuffer(const ir::Value* g) {
     if (!embed_tables_found_) {
       for (const auto& f : module_.functions())
         ir::WalkOps(f->body(), [&](const ir::Op* op) {
-          if (op->kind() == ir::OpKind::kEmbed) embed_tables_.insert(op->operand(0));
+          if (op->kind() != ir::OpKind::kEmbed) return;
+          const ir::Value* t = op->operand(0);  // through reshapes, to the global
+          while (t->kind() == ir::Value::Kind::kResult && t->defining_op()->kind() == ir::OpKind::kReshape)
+            t = t->defining_op()->operand(0);
+          embed_tables_.insert(t);
         });
       embed_tables_found_ = true;
     }

@@ -118,6 +118,8 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
     Prologue pro;
     Epilogue epi;
     int threads, rpb, groups, unroll;
+    bool stage_all = false;
+    int row_tiles = 1;
   };
   const Row table[] = {
       {WeightFormat::kQ8_0Planar, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 1, 1},
@@ -134,10 +136,10 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
       {WeightFormat::kQ6_K, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 1, 1},
       {WeightFormat::kQ8_0Planar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 1, 1},
       // Q4_K_M's Q6_K matrices, kept planar: its V, down and head with the
-      // shipped q6_k entries (schedules/sm_90.txtpb).
-      {WeightFormat::kQ6_KPlanar, "v", 1024, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 8, 4, 2},
-      {WeightFormat::kQ6_KPlanar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 128, 16, 4, 1},
-      {WeightFormat::kQ6_KPlanar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 16, 4, 1},
+      // shipped q6_k entries (schedules/sm_90.txtpb, tuned for them).
+      {WeightFormat::kQ6_KPlanar, "v", 1024, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 8, 4, 1, true},
+      {WeightFormat::kQ6_KPlanar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 128, 16, 4, 1, true},
+      {WeightFormat::kQ6_KPlanar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 16, 2, 1, true, 4},
   };
   std::vector<KernelSpec> specs;
   for (const Row& r : table) {
@@ -153,6 +155,8 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
         s.matvec.rows_per_block = r.rpb;
         s.matvec.row_groups = r.groups;
         s.matvec.unroll = r.unroll;
+        s.matvec.stage_all = r.stage_all;
+        s.matvec.row_tiles = r.row_tiles;
       }
       if (streamed) {
         s.matvec.stage_all = true;

@@ -561,10 +561,13 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   embed.weight = WeightFormat::kQ6_KPlanar;
   embed.cols = 256;
   ExpectBad(embed, "q6_kp's planes");
+  // Whole chunks (64 threads, unroll 1), so only the format is wrong.
   KernelSpec streamed6 = testing::MatVec("streamed_q6_kp", WeightFormat::kQ6_KPlanar, 64, 4096);
+  streamed6.matvec.threads = 64;
+  streamed6.matvec.unroll = 1;
   streamed6.matvec.stage_all = true;
   streamed6.matvec.stream_stages = 2;
-  ExpectBad(streamed6, "stream_stages");
+  ExpectBad(streamed6, "not q6_kp");
   KernelSpec pack6;
   pack6.name = "pack_q6_k_cols_300";
   pack6.family = Family::kPackQ6_K;

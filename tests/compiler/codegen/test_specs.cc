@@ -239,6 +239,10 @@ std::vector<KernelSpec> OtherKernels() {
     pack.family = Family::kPackQ8_0;
     pack.cols = m.embd;
     out.push_back(pack);
+    KernelSpec pack6 = pack;
+    pack6.name = absl::StrCat("pack_q6_k_", m.name);
+    pack6.family = Family::kPackQ6_K;
+    out.push_back(pack6);
     KernelSpec copy;
     copy.name = absl::StrCat("copy_rows_", m.name);
     copy.family = Family::kCopyRows;
