@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -791,6 +792,54 @@ TEST(ReferenceKernels, ArgmaxAndCopyRows) {
   // gate/up interleave with pair_group 2: up rows go to 2,3,6,7.
   ASSERT_TRUE(reference::CopyRows(c, src.data(), dst.data(), 4, 2, 2, 4).ok());
   EXPECT_EQ(dst, (std::vector<uint8_t>{0, 0, 10, 11, 0, 0, 12, 13}));
+}
+
+// kQ6_KPlanar's layout (kPackQ6_K, the reference the GPU tests compare
+// against): random GGUF Q6_K rows packed into planes as a gate/up
+// interleave places them decode to the same weights row by row, rows the
+// pack does not own keep their bytes, and a matvec over the planes equals
+// one over the GGUF rows.
+TEST(ReferenceKernels, PackQ6_KPlanesDecodeToTheGgufRows) {
+  const int64_t cols = 512, nb = cols / 256;
+  const int32_t rows = 6, dst_rows = 12;
+  std::mt19937 rng(11);
+  std::vector<uint8_t> gguf(size_t(rows * nb * 210));
+  for (uint8_t& b : gguf) b = static_cast<uint8_t>(rng());
+  for (int64_t b = 0; b < rows * nb; ++b) {
+    const uint16_t d = quant::FloatToHalf(0.001f * static_cast<float>(1 + b % 7));
+    std::memcpy(gguf.data() + b * 210 + 208, &d, 2);
+  }
+  KernelSpec pack;
+  pack.name = "pack6";
+  pack.family = Family::kPackQ6_K;
+  pack.cols = cols;
+  std::vector<uint8_t> data(size_t(dst_rows * nb * 208), 0xAB), d(size_t(dst_rows * nb * 2), 0xAB);
+  ASSERT_TRUE(reference::PackQ6_K(pack, gguf.data(), data.data(), d.data(), rows, 2, 2, 4).ok());
+  std::vector<bool> owned(dst_rows, false);
+  for (int32_t i = 0; i < rows; ++i) {
+    const int64_t r = 2 + (i / 2) * 4 + i % 2;  // 2, 3, 6, 7, 10, 11
+    owned[size_t(r)] = true;
+    std::vector<float> want(static_cast<size_t>(cols)), got(static_cast<size_t>(cols));
+    ASSERT_TRUE(reference::DequantizeRow(WeightFormat::kQ6_K, gguf.data(), nullptr, cols, i, want.data()).ok());
+    ASSERT_TRUE(reference::DequantizeRow(WeightFormat::kQ6_KPlanar, data.data(), d.data(), cols, r, got.data()).ok());
+    EXPECT_EQ(got, want) << "row " << i;
+  }
+  for (int64_t r = 0; r < dst_rows; ++r)
+    if (!owned[size_t(r)])
+      for (int64_t k = 0; k < nb * 208; ++k) ASSERT_EQ(data[size_t(r * nb * 208 + k)], 0xAB) << "row " << r;
+  // A plain pack (no interleave) read by the matvec reference both ways.
+  std::fill(data.begin(), data.end(), 0);
+  ASSERT_TRUE(reference::PackQ6_K(pack, gguf.data(), data.data(), d.data(), rows, 0, 0, 0).ok());
+  KernelSpec mv = testing::MatVec("mv", WeightFormat::kQ6_K, rows, cols, Prologue::kNone, Epilogue::kStore);
+  KernelSpec mvp = mv;
+  mvp.weight = WeightFormat::kQ6_KPlanar;
+  std::vector<float> x(static_cast<size_t>(cols));
+  for (float& v : x) v = static_cast<float>(rng() % 2001) / 1000.0f - 1.0f;
+  std::vector<float> a(size_t(rows), NAN), b(size_t(rows), NAN);
+  ASSERT_TRUE(reference::MatVec(mv, gguf.data(), nullptr, x.data(), nullptr, a.data(), 1).ok());
+  ASSERT_TRUE(reference::MatVec(mvp, data.data(), d.data(), x.data(), nullptr, b.data(), 1).ok());
+  EXPECT_EQ(a, b);
+  for (float v : a) EXPECT_TRUE(std::isfinite(v));
 }
 
 TEST(ReferenceKernels, RopeRotatesPairsHalfADimApart) {
