@@ -67,6 +67,27 @@ absl::Status EvalQ8_0Split(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status EvalQ6_KSplit(EvalContext& ctx) {
+  const HostTensor& w = *ctx.operands[0];
+  constexpr int kBlockBytes = 210, kDataBytes = 208, kBlockElems = 256;  // spec/quant-formats.md §7
+  absl::Span<const uint8_t> b = w.bytes();
+  const int64_t blocks = w.num_elements() / kBlockElems;
+  if (static_cast<int64_t>(b.size()) != blocks * kBlockBytes)
+    return absl::DataLossError(
+        absl::StrCat("q6_k_split: ", b.size(), " bytes for ", blocks, " blocks of ", kBlockBytes));
+  HostTensor& data = ctx.Output(0);
+  HostTensor& d = ctx.Output(1);
+  std::vector<uint8_t>& out = data.owned_bytes();
+  for (int64_t i = 0; i < blocks; ++i) {
+    const uint8_t* block = b.data() + i * kBlockBytes;
+    std::memcpy(out.data() + i * kDataBytes, block, kDataBytes);
+    uint16_t h;
+    std::memcpy(&h, block + kDataBytes, 2);
+    d.floats()[i] = quant::HalfToFloat(h);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status EvalConcatRows(EvalContext& ctx) {
   HostTensor y = EmptyLike(*ctx.operands[0], ctx.result_dims[0]);
   for (const HostTensor* t : ctx.operands) RETURN_IF_ERROR(AppendRows(*t, 0, t->num_rows(), y));

@@ -2,11 +2,15 @@
 // attention, argmax (spec/qwen3-model.md §3).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "ir/kernels.h"
+#include "models/gguf/ggml_type.h"
+#include "models/quant/dequantize.h"
+#include "models/quant/float16.h"
 #include "support/parallel_for.h"
 #include "support/status_macros.h"
 
@@ -83,10 +87,44 @@ absl::Status EvalPlanarQ8_0MatMul(EvalContext& ctx, const float* x) {
   return absl::OkStatus();
 }
 
+// Planar Q6_K: each row's blocks reassembled from the data plane (208
+// bytes a block) and the d plane, then dequantized as the original 210-byte
+// blocks (spec/quant-formats.md §7): the 2-operand form's numbers exactly.
+absl::Status EvalPlanarQ6_KMatMul(EvalContext& ctx, const float* x) {
+  const HostTensor& data = *ctx.operands[1];
+  std::vector<float> d_scratch;
+  ASSIGN_OR_RETURN(const float* d, FloatsOf(*ctx.operands[2], d_scratch));
+  HostTensor& y = ctx.Output(0);
+  const int64_t K = data.row_length(), M = data.num_rows(), B = K / 256;
+  const int64_t R = K == 0 ? 0 : ctx.operands[0]->num_elements() / K;
+  const uint8_t* planes = data.bytes().data();
+  float* out = y.floats().data();
+  FirstError error;
+  ParallelFor(M, ctx.threads, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(K);
+    std::vector<uint8_t> blocks(static_cast<size_t>(B * 210));
+    for (int64_t m = begin; m < end; ++m) {
+      for (int64_t b = 0; b < B; ++b) {
+        std::memcpy(blocks.data() + b * 210, planes + (m * B + b) * 208, 208);
+        const uint16_t h = quant::FloatToHalf(d[m * B + b]);  // d holds f16 values: exact
+        std::memcpy(blocks.data() + b * 210 + 208, &h, 2);
+      }
+      absl::Status s = quant::Dequantize(gguf::GgmlType::kQ6_K, blocks, absl::MakeSpan(row));
+      if (!s.ok()) {
+        error.Update(std::move(s));
+        return;
+      }
+      for (int64_t r = 0; r < R; ++r) out[r * M + m] = Dot(x + r * K, row.data(), K);
+    }
+  });
+  return error.status();
+}
+
 absl::Status EvalMatMul(EvalContext& ctx) {
   std::vector<float> x_scratch;
   ASSIGN_OR_RETURN(const float* x, FloatsOf(*ctx.operands[0], x_scratch));
-  if (ctx.operands.size() == 3) return EvalPlanarQ8_0MatMul(ctx, x);
+  if (ctx.operands.size() == 3)
+    return ctx.operands[1]->dtype() == DType::kQ6_KData ? EvalPlanarQ6_KMatMul(ctx, x) : EvalPlanarQ8_0MatMul(ctx, x);
   const HostTensor& w = *ctx.operands[1];
   HostTensor& y = ctx.Output(0);
   const int64_t K = w.row_length(), M = w.num_rows();

@@ -114,17 +114,21 @@ absl::StatusOr<Types> InferMatMul(const ShapeQuery& q) {
   const TensorType& x = q.operands[0];
   const TensorType& w = q.operands[1];
   if (q.operands.size() == 3) {
-    // Planar Q8_0 (q8_0_split's planes): qs i8[M, K], d f16[M, K/32].
-    if (w.dtype != DType::kI8 || w.rank() != 2) return OperandError(q, 1, "the quant plane i8[M, K]");
+    // Planar Q8_0 (q8_0_split's planes): qs i8[M, K], d f16[M, K/32];
+    // planar Q6_K (q6_k_split's): data q6_kd[M, K], d f16[M, K/256].
+    const int64_t block = w.dtype == DType::kQ6_KData ? 256 : 32;
+    if ((w.dtype != DType::kI8 && w.dtype != DType::kQ6_KData) || w.rank() != 2)
+      return OperandError(q, 1, "the quant plane i8[M, K] or q6_kd[M, K]");
     if (w.shape[1] != x.shape.back())
       return OperandShapeError(q, 1, absl::StrCat("inner dim ", x.shape.back().ToString()));
-    if (!w.shape[1].is_static() || w.shape[1].value() % 32 != 0)
-      return OperandShapeError(q, 1, "a static inner dim that is a multiple of 32");
-    const TensorType want{DType::kF16, {w.shape[0], w.shape[1].value() / 32}};
+    if (!w.shape[1].is_static() || w.shape[1].value() % block != 0)
+      return OperandShapeError(q, 1, absl::StrCat("a static inner dim that is a multiple of ", block));
+    const TensorType want{DType::kF16, {w.shape[0], w.shape[1].value() / block}};
     if (q.operands[2] != want) return OperandError(q, 2, absl::StrCat("the scale plane ", want.ToString()));
     return Types{{DType::kF32, ReplaceLast(x.shape, w.shape[0])}};
   }
-  if (!IsWeightLike(w)) return OperandError(q, 1, "a float or quantized matrix");
+  if (!IsWeightLike(w) || w.dtype == DType::kQ6_KData)
+    return OperandError(q, 1, "a float or quantized matrix (a q6_kd plane needs its d plane)");
   if (w.rank() != 2) return OperandShapeError(q, 1, "a matrix [M, K]");
   if (w.shape[1] != x.shape.back())
     return OperandShapeError(q, 1, absl::StrCat("inner dim ", x.shape.back().ToString()));
@@ -239,6 +243,14 @@ absl::StatusOr<Types> InferReshape(const ShapeQuery& q) {
       (x.rank() == 0 || r.rank() == 0 || x.shape.back() != r.shape.back()))
     return OperandShapeError(q, 0, "the same last dim (quantized rows are kept whole)");
   return Types{r};
+}
+
+absl::StatusOr<Types> InferQ6_KSplit(const ShapeQuery& q) {
+  const TensorType& w = q.operands[0];
+  if (w.dtype != DType::kQ6_K) return OperandError(q, 0, "q6_k[M, K]");
+  if (w.rank() != 2 || !w.shape[1].is_static() || w.shape[1].value() % 256 != 0)
+    return OperandShapeError(q, 0, "[M, K] with a static K, a multiple of 256");
+  return Types{{DType::kQ6_KData, w.shape}, {DType::kF16, {w.shape[0], w.shape[1].value() / 256}}};
 }
 
 absl::StatusOr<Types> InferQ8_0Split(const ShapeQuery& q) {

@@ -14,7 +14,7 @@ using gguf::GgmlType;
 
 // Block geometry of the quantized types is that of spec/quant-formats.md
 // (the same numbers as models/gguf/ggml_type.cc's table).
-constexpr std::array<DTypeInfo, 11> kDTypes = {{
+constexpr std::array<DTypeInfo, 12> kDTypes = {{
     {DType::kF32, "f32", true, false, false, 1, 4, GgmlType::kF32},
     {DType::kF16, "f16", true, false, false, 1, 2, GgmlType::kF16},
     {DType::kBF16, "bf16", true, false, false, 1, 2, GgmlType::kBF16},
@@ -26,6 +26,7 @@ constexpr std::array<DTypeInfo, 11> kDTypes = {{
     {DType::kQ4_K, "q4_k", false, false, true, 256, 144, GgmlType::kQ4_K},
     {DType::kQ5_K, "q5_k", false, false, true, 256, 176, GgmlType::kQ5_K},
     {DType::kQ6_K, "q6_k", false, false, true, 256, 210, GgmlType::kQ6_K},
+    {DType::kQ6_KData, "q6_kd", false, false, true, 256, 208, std::nullopt},
 }};
 
 }  // namespace

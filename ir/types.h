@@ -30,6 +30,7 @@ enum class DType : uint8_t {
   kQ4_K,
   kQ5_K,
   kQ6_K,
+  kQ6_KData,  // Q6_K blocks without their d (208 bytes / 256): q6_k_split's first plane
 };
 
 struct DTypeInfo {

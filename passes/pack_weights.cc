@@ -34,13 +34,16 @@ struct Group {
 
 // Where a packed or split matrix lives after `load`.
 struct Packed {
-  Value* matrix = nullptr;  // non-q8_0: the state
-  Value* qs = nullptr;      // q8_0: the planes
+  Value* matrix = nullptr;  // other types: the state
+  Value* qs = nullptr;      // q8_0 (qs) and q6_k (the blocks without d): the planes
   Value* d = nullptr;
   std::vector<Value*> Operands(Value* x) const {
     return matrix != nullptr ? std::vector<Value*>{x, matrix} : std::vector<Value*>{x, qs, d};
   }
 };
+
+// Types whose matrices load keeps as two planes.
+bool IsSplit(DType dtype) { return dtype == DType::kQ8_0 || dtype == DType::kQ6_K; }
 
 bool IsPlainMatMul(const Op& op) { return op.kind() == OpKind::kMatMul && op.num_operands() == 2; }
 
@@ -175,13 +178,14 @@ class Packer {
     }
   }
 
-  // q8_0 weights read by a matmul that no group replaces.
+  // q8_0 and q6_k weights read by a matmul that no group replaces (an
+  // embedding reading the same weight keeps reading it as stored).
   void FindSplits() {
     for (ir::Function* f : Compute())
       ir::WalkOps(f->body(), [&](const Op* op) {
         if (!IsPlainMatMul(*op) || taken_.contains(op)) return;
         const Value* w = op->operand(1);
-        if (IsStaticMatrix(w) && w->type().dtype == DType::kQ8_0) split_set_.insert(w);
+        if (IsStaticMatrix(w) && IsSplit(w->type().dtype)) split_set_.insert(w);
       });
     for (const auto& w : m_.weights())  // module order, for a deterministic load
       if (split_set_.contains(w.get())) splits_.push_back(w.get());
@@ -194,15 +198,18 @@ class Packer {
     return m_.AddState(name, std::move(type));
   }
 
-  // Stores `matrix` (a load value or a weight) in new states named `name`.
+  // Stores `matrix` (a load value or a weight) in new states named `name`:
+  // q8_0 and q6_k as their two planes (q8_0_split, q6_k_split), so the
+  // matvecs load them 16-byte aligned.
   absl::StatusOr<Packed> StoreMatrix(Builder& b, Value* matrix, const std::string& name) {
     Packed p;
-    if (matrix->type().dtype != DType::kQ8_0) {
+    if (!IsSplit(matrix->type().dtype)) {
       ASSIGN_OR_RETURN(p.matrix, NewState(name, matrix->type()));
       b.Store(matrix, p.matrix);
       return p;
     }
-    Op* split = b.Create(OpKind::kQ8_0Split, {matrix}, {}, {}, name + ".qs");
+    Op* split = b.Create(matrix->type().dtype == DType::kQ8_0 ? OpKind::kQ8_0Split : OpKind::kQ6_KSplit, {matrix},
+                         {}, {}, name + ".qs");
     split->result(1)->set_name(name + ".d");
     ASSIGN_OR_RETURN(p.qs, NewState(name + ".qs", split->result(0)->type()));
     ASSIGN_OR_RETURN(p.d, NewState(name + ".d", split->result(1)->type()));

@@ -9,8 +9,11 @@
 //     (load: interleave_rows {group = G}) and `swiglu {group = G}`;
 //   * every q8_0 matrix a matmul reads (packed ones and the LM head
 //     included) -> q8_0_split in load into states @<name>.qs (i8) and
-//     @<name>.d (f16), read by the 3-operand matmul. A packed q8_0 matrix is
-//     split straight from the concatenation (no q8_0 copy is kept).
+//     @<name>.d (f16), read by the 3-operand matmul; every q6_k one the
+//     same through q6_k_split (@<name>.qs q6_kd: the 208 bytes of each
+//     block before its d, so rows stay 16-byte aligned; @<name>.d f16). A
+//     packed matrix is split straight from the concatenation (no q8_0 or
+//     q6_k copy is kept).
 // Packs only parts of one dtype and width: where attn_v's differs (Q4_K_M's
 // Q6_K attn_v next to a Q4_K attn_q), Q and K go to state @P.attn_qk
 // (two slices) and V keeps its matmul. The embedding table keeps

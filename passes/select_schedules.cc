@@ -41,7 +41,11 @@ absl::StatusOr<schedules::ScheduleKey> KeyOf(const Op& kernel, const std::string
   if (family == "matvec" || family == "gemm") {
     if (absl::Status s = expect(OpKind::kMatMul); !s.ok()) return s;
     const TensorType& w = anchor.operand(1)->type();
-    key.weight_dtype = anchor.num_operands() == 3 ? "q8_0_planar" : std::string(ir::DTypeName(w.dtype));
+    // Tables key planar Q8_0 as "q8_0_planar" and planar Q6_K as its GGUF
+    // type, "q6_k" (the tables' q6_k entries are for the planar kernels).
+    key.weight_dtype = w.dtype == ir::DType::kI8 && anchor.num_operands() == 3 ? "q8_0_planar"
+                       : w.dtype == ir::DType::kQ6_KData                 ? "q6_k"
+                                                                         : std::string(ir::DTypeName(w.dtype));
     key.rows = StaticOr0(w.shape[0]);
     key.cols = StaticOr0(w.shape[1]);
   } else if (family == "attention_decode" || family == "attention_prefill") {

@@ -85,32 +85,18 @@ class LoadLowering {
       scratch_used_ = 0;  // every scratch value is dead: reuse from the start
   }
 
-  // Rows of `type` from src (as GGUF stores them) to dst's rows dst_row0 +
-  // (i / group_rows) * group_stride + i % group_rows: kCopyRows, or
-  // kPackQ6_K into a buffer kept as kQ6_KPlanar (LoweringContext::DPlaneOffset).
   absl::Status CopyRows(Location src, Location dst, const ir::TensorType& type, int64_t dst_row0,
                         int64_t group_rows, int64_t group_stride) {
     ASSIGN_OR_RETURN(int64_t row_bytes, RowBytesOf(type));
     const int64_t rows = Rows(type);
-    if (ctx_.DPlaneOffset(src.buffer) >= 0)
-      return absl::InternalError("load reads a Q6_K matrix back from its planar runtime copy");
-    const int64_t d_plane = ctx_.DPlaneOffset(dst.buffer);
     codegen::KernelSpec s;
+    s.family = codegen::Family::kCopyRows;
+    s.row_bytes = row_bytes;
     LaunchArg a_src{LaunchArg::kPointer, src, {}}, a_dst{LaunchArg::kPointer, dst, {}};
     LaunchArg a_rows{LaunchArg::kI32, {}, ConstExpr(rows)};
     LaunchArg a_row0{LaunchArg::kI32, {}, ConstExpr(dst_row0)};
     LaunchArg a_group{LaunchArg::kI32, {}, ConstExpr(group_rows > 0 ? group_rows : rows)};
     LaunchArg a_stride{LaunchArg::kI32, {}, ConstExpr(group_stride > 0 ? group_stride : rows)};
-    if (d_plane >= 0) {
-      if (type.dtype != ir::DType::kQ6_K || !SameLocation(dst, {dst.buffer, ConstExpr(0)}))
-        return absl::InternalError("a planar Q6_K buffer written with other rows than whole Q6_K rows");
-      s.family = codegen::Family::kPackQ6_K;
-      s.cols = type.shape.back().value();
-      LaunchArg a_d{LaunchArg::kPointer, {dst.buffer, ConstExpr(d_plane)}, {}};
-      return ctx_.Launch(plan_, s, {a_src, a_dst, a_d, a_rows, a_row0, a_group, a_stride}, ConstExpr(0), rows);
-    }
-    s.family = codegen::Family::kCopyRows;
-    s.row_bytes = row_bytes;
     return ctx_.Launch(plan_, s, {a_src, a_dst, a_rows, a_row0, a_group, a_stride}, ConstExpr(0), rows);
   }
 
@@ -155,6 +141,27 @@ class LoadLowering {
                                      {LaunchArg::kPointer, d, {}}, {LaunchArg::kI32, {}, ConstExpr(rows)}},
                                     ConstExpr(0), rows));
         where_[op.result(0)] = qs;
+        where_[op.result(1)] = d;
+        Consumed(op.operand(0));
+        return absl::OkStatus();
+      }
+      case ir::OpKind::kQ6_KSplit: {
+        ASSIGN_OR_RETURN(Location src, Source(op.operand(0)));
+        ASSIGN_OR_RETURN(Location data, Destination(op.result(0)));
+        ASSIGN_OR_RETURN(Location d, Destination(op.result(1)));
+        const ir::TensorType& t = op.operand(0)->type();
+        codegen::KernelSpec s;
+        s.family = codegen::Family::kPackQ6_K;
+        s.cols = t.shape.back().value();
+        const int64_t rows = Rows(t);
+        // Row i to row i: kPackQ6_K's row placement is kCopyRows's, unused here.
+        RETURN_IF_ERROR(ctx_.Launch(plan_, s,
+                                    {{LaunchArg::kPointer, src, {}}, {LaunchArg::kPointer, data, {}},
+                                     {LaunchArg::kPointer, d, {}}, {LaunchArg::kI32, {}, ConstExpr(rows)},
+                                     {LaunchArg::kI32, {}, ConstExpr(0)}, {LaunchArg::kI32, {}, ConstExpr(rows)},
+                                     {LaunchArg::kI32, {}, ConstExpr(rows)}},
+                                    ConstExpr(0), rows));
+        where_[op.result(0)] = data;
         where_[op.result(1)] = d;
         Consumed(op.operand(0));
         return absl::OkStatus();

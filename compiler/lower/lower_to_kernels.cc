@@ -227,13 +227,6 @@ class StepLowering {
     Location scales = wl;  // unused pointer parameters get a valid address
     if (mm->num_operands() == 3) {
       ASSIGN_OR_RETURN(scales, At(mm->operand(2)));
-    } else if (const int64_t d_plane = ctx_.DPlaneOffset(wl.buffer); d_plane >= 0) {
-      // A Q6_K matrix kept as two planes (LoweringContext::DPlaneOffset),
-      // read whole: its d plane follows the whole data plane.
-      if (!SameLocation(wl, {wl.buffer, ConstExpr(0)}))
-        return absl::InternalError(absl::StrCat("a matmul reads part of a planar Q6_K matrix:\n  ", ir::PrintOpLine(k)));
-      s.weight = codegen::WeightFormat::kQ6_KPlanar;
-      scales = {wl.buffer, ConstExpr(d_plane)};
     }
     const Value* x = mm->operand(0);
     Location norm_w = wl;

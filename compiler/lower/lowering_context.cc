@@ -85,6 +85,7 @@ absl::StatusOr<codegen::WeightFormat> FormatOf(ir::DType dtype) {
     case ir::DType::kQ4_K: return codegen::WeightFormat::kQ4_K;
     case ir::DType::kQ5_K: return codegen::WeightFormat::kQ5_K;
     case ir::DType::kQ6_K: return codegen::WeightFormat::kQ6_K;
+    case ir::DType::kQ6_KData: return codegen::WeightFormat::kQ6_KPlanar;
     default:
       return absl::UnimplementedError(absl::StrCat("no GPU weight format for ",
                                                    std::string(ir::DTypeName(dtype))));
@@ -131,27 +132,9 @@ absl::StatusOr<uint32_t> LoweringContext::RuntimeBuffer(const ir::Value* g) {
     ASSIGN_OR_RETURN(int64_t bytes, TypeBytes(type));
     index = AddBuffer(g->name(), Buffer::WEIGHT, ConstExpr(bytes));
     if (g->kind() == ir::Value::Kind::kWeight) weight_copies_.push_back(g);
-    if (!embed_tables_found_) {
-      for (const auto& f : module_.functions())
-        ir::WalkOps(f->body(), [&](const ir::Op* op) {
-          if (op->kind() != ir::OpKind::kEmbed) return;
-          const ir::Value* t = op->operand(0);  // through reshapes, to the global
-          while (t->kind() == ir::Value::Kind::kResult && t->defining_op()->kind() == ir::OpKind::kReshape)
-            t = t->defining_op()->operand(0);
-          embed_tables_.insert(t);
-        });
-      embed_tables_found_ = true;
-    }
-    if (type.dtype == ir::DType::kQ6_K && type.rank() == 2 && !embed_tables_.count(g))
-      d_planes_[index] = type.shape[0].value() * (type.shape[1].value() / 256) * 208;
   }
   runtime_buffers_[g] = index;
   return index;
-}
-
-int64_t LoweringContext::DPlaneOffset(uint32_t buffer) const {
-  auto it = d_planes_.find(buffer);
-  return it == d_planes_.end() ? -1 : it->second;
 }
 
 namespace {

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "compiler/codegen/kernel_abi.h"
 #include "compiler/codegen/kernel_spec.h"
@@ -53,12 +52,6 @@ class LoweringContext {
   // The buffer prefill/decode read a global from: states have their own;
   // weights get a WEIGHT copy that `load` fills (GGUF buffers die after load).
   absl::StatusOr<uint32_t> RuntimeBuffer(const ir::Value* global);
-  // A q6_k matrix that no embedding reads is kept in its runtime buffer as
-  // codegen's kQ6_KPlanar (the blocks without d, then the f16 d plane: the
-  // same bytes, rows 16-byte aligned): the offset of the d plane in
-  // `buffer`, or -1 for a buffer not kept so. Load writes such a buffer with
-  // kPackQ6_K (lower_load.cc); matmuls read it as kQ6_KPlanar.
-  int64_t DPlaneOffset(uint32_t buffer) const;
   // Weights whose runtime copy load must make, in first-use order.
   const std::vector<const ir::Value*>& weight_copies() const { return weight_copies_; }
 
@@ -79,10 +72,6 @@ class LoweringContext {
   std::map<std::string, uint32_t> kernel_index_;  // spec key -> kernel
   absl::flat_hash_map<const ir::Value*, uint32_t> gguf_buffers_, runtime_buffers_;
   std::vector<const ir::Value*> weight_copies_;
-  absl::flat_hash_map<uint32_t, int64_t> d_planes_;  // DPlaneOffset
-  // Globals some embed op reads (their bytes stay as GGUF stores them).
-  absl::flat_hash_set<const ir::Value*> embed_tables_;
-  bool embed_tables_found_ = false;
 };
 
 runtime::Expr ConstExpr(int64_t c);

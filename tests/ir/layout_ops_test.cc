@@ -1,4 +1,4 @@
-// The ops pack-weights uses: q8_0_split and the planar 3-operand matmul,
+// The ops pack-weights uses: q8_0_split, q6_k_split and the planar 3-operand matmul,
 // concat_rows, interleave_rows, slice, swiglu; their shape errors; arena.
 #include <cmath>
 #include <cstring>
@@ -117,6 +117,45 @@ func @f(%x: f32[T, 96]) -> (f32[T, 40], f32[T, 40]) {
   ASSERT_EQ(out.size(), 2u);
   EXPECT_FALSE(std::isnan(out[0].floats()[1]));
   EXPECT_TRUE(std::isnan(out[1].floats()[1]));  // row 1 holds d[1, 2]
+}
+
+// The same for q6_k_split's planes: the blocks without d (q6_kd) and the d
+// plane read by matmul(x, data, d) equal matmul(x, W) bit for bit, and a
+// poisoned d shows that the 3-operand form reads the d plane.
+TEST(LayoutOps, PlanarQ6_KMatMulEqualsTheBlockForm) {
+  const int64_t M = 24, K = 512;
+  MemoryWeightSource ws;
+  ws.Add("w", GgmlType::kQ6_K, {K, M}, Quantize(GgmlType::kQ6_K, Normal(M * K, 3)));
+  auto m = Parse(R"(weight @w : q6_k[24, 512] = "w"
+state @w.qs : q6_kd[24, 512]
+state @w.d : f16[24, 2]
+
+func @load() {
+  %qs, %d = q6_k_split(@w) : q6_kd[24, 512], f16[24, 2]
+  store(%qs, @w.qs)
+  store(%d, @w.d)
+  return()
+}
+
+func @f(%x: f32[T, 512]) -> (f32[T, 24], f32[T, 24]) {
+  %a = matmul(%x, @w) : f32[T, 24]
+  %b = matmul(%x, @w.qs, @w.d) : f32[T, 24]
+  return(%a, %b)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  auto interp = Interpreter::Create(*m, ws, {.threads = 2});
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  RunF(**interp, "load", {});
+  auto out = RunF(**interp, "f", {F32({3, K}, Normal(3 * K, 4))});
+  ASSERT_EQ(out.size(), 2u);
+  ASSERT_EQ(out[0].floats().size(), static_cast<size_t>(3 * M));
+  EXPECT_EQ(std::memcmp(out[0].floats().data(), out[1].floats().data(), 3 * M * sizeof(float)), 0);
+  (*interp)->state("w.d")->floats()[3] = std::nanf("");
+  out = RunF(**interp, "f", {F32({3, K}, Normal(3 * K, 4))});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FALSE(std::isnan(out[0].floats()[1]));
+  EXPECT_TRUE(std::isnan(out[1].floats()[1]));  // row 1 holds d[1, 1]
 }
 
 // Quantized rows are concatenated and interleaved as whole blocks; float
