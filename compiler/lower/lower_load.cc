@@ -127,41 +127,25 @@ class LoadLowering {
         where_[op.result()] = dst;
         return absl::OkStatus();
       }
-      case ir::OpKind::kQ8_0Split: {
+      case ir::OpKind::kQ8_0Split:
+      case ir::OpKind::kQ6_KSplit: {
+        // The planes of a whole matrix: kPackQ8_0 or kPackQ6_K (whose row
+        // placement, kCopyRows's, is the identity here).
         ASSIGN_OR_RETURN(Location src, Source(op.operand(0)));
         ASSIGN_OR_RETURN(Location qs, Destination(op.result(0)));
         ASSIGN_OR_RETURN(Location d, Destination(op.result(1)));
         const ir::TensorType& t = op.operand(0)->type();
+        const bool q6 = op.kind() == ir::OpKind::kQ6_KSplit;
         codegen::KernelSpec s;
-        s.family = codegen::Family::kPackQ8_0;
+        s.family = q6 ? codegen::Family::kPackQ6_K : codegen::Family::kPackQ8_0;
         s.cols = t.shape.back().value();
         const int64_t rows = Rows(t);
-        RETURN_IF_ERROR(ctx_.Launch(plan_, s,
-                                    {{LaunchArg::kPointer, src, {}}, {LaunchArg::kPointer, qs, {}},
-                                     {LaunchArg::kPointer, d, {}}, {LaunchArg::kI32, {}, ConstExpr(rows)}},
-                                    ConstExpr(0), rows));
+        std::vector<LaunchArg> args = {{LaunchArg::kPointer, src, {}}, {LaunchArg::kPointer, qs, {}},
+                                       {LaunchArg::kPointer, d, {}}, {LaunchArg::kI32, {}, ConstExpr(rows)}};
+        if (q6)
+          for (int64_t v : {int64_t{0}, rows, rows}) args.push_back({LaunchArg::kI32, {}, ConstExpr(v)});
+        RETURN_IF_ERROR(ctx_.Launch(plan_, s, args, ConstExpr(0), rows));
         where_[op.result(0)] = qs;
-        where_[op.result(1)] = d;
-        Consumed(op.operand(0));
-        return absl::OkStatus();
-      }
-      case ir::OpKind::kQ6_KSplit: {
-        ASSIGN_OR_RETURN(Location src, Source(op.operand(0)));
-        ASSIGN_OR_RETURN(Location data, Destination(op.result(0)));
-        ASSIGN_OR_RETURN(Location d, Destination(op.result(1)));
-        const ir::TensorType& t = op.operand(0)->type();
-        codegen::KernelSpec s;
-        s.family = codegen::Family::kPackQ6_K;
-        s.cols = t.shape.back().value();
-        const int64_t rows = Rows(t);
-        // Row i to row i: kPackQ6_K's row placement is kCopyRows's, unused here.
-        RETURN_IF_ERROR(ctx_.Launch(plan_, s,
-                                    {{LaunchArg::kPointer, src, {}}, {LaunchArg::kPointer, data, {}},
-                                     {LaunchArg::kPointer, d, {}}, {LaunchArg::kI32, {}, ConstExpr(rows)},
-                                     {LaunchArg::kI32, {}, ConstExpr(0)}, {LaunchArg::kI32, {}, ConstExpr(rows)},
-                                     {LaunchArg::kI32, {}, ConstExpr(rows)}},
-                                    ConstExpr(0), rows));
-        where_[op.result(0)] = data;
         where_[op.result(1)] = d;
         Consumed(op.operand(0));
         return absl::OkStatus();

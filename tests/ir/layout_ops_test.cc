@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/interpreter.h"
 #include "ir/parser.h"
@@ -81,29 +82,21 @@ func @load() {
   EXPECT_EQ((*interp)->state("w.d")->floats()[0], 0.25f);
 }
 
-// matmul(x, qs, d) on q8_0_split's planes equals matmul(x, W) bit for bit;
-// a poisoned scale plane shows that the 3-operand form reads it.
-TEST(LayoutOps, PlanarQ8_0MatMulEqualsTheBlockForm) {
-  const int64_t M = 40, K = 96;
+// matmul(x, qs, d) on a split's planes (q8_0_split: i8 and one f16 scale
+// per 32; q6_k_split: q6_kd and one f16 d per 256) equals matmul(x, W) bit
+// for bit; a poisoned scale shows that the 3-operand form reads the plane
+// (row 1 holds scale 1 * K/block + (K/block - 1)).
+void ExpectPlanarMatMulEqualsTheBlockForm(GgmlType type, const char* dtype, const char* split, const char* plane,
+                                          int64_t block, int64_t M, int64_t K) {
+  const int64_t nb = K / block;
   MemoryWeightSource ws;
-  ws.Add("w", GgmlType::kQ8_0, {K, M}, Quantize(GgmlType::kQ8_0, Normal(M * K, 1)));
-  auto m = Parse(R"(weight @w : q8_0[40, 96] = "w"
-state @w.qs : i8[40, 96]
-state @w.d : f16[40, 3]
-
-func @load() {
-  %qs, %d = q8_0_split(@w) : i8[40, 96], f16[40, 3]
-  store(%qs, @w.qs)
-  store(%d, @w.d)
-  return()
-}
-
-func @f(%x: f32[T, 96]) -> (f32[T, 40], f32[T, 40]) {
-  %a = matmul(%x, @w) : f32[T, 40]
-  %b = matmul(%x, @w.qs, @w.d) : f32[T, 40]
-  return(%a, %b)
-}
-)");
+  ws.Add("w", type, {K, M}, Quantize(type, Normal(M * K, 1)));
+  const std::string d = absl::StrCat("f16[", M, ", ", nb, "]"), qs = absl::StrCat(plane, "[", M, ", ", K, "]");
+  auto m = Parse(absl::StrCat("weight @w : ", dtype, "[", M, ", ", K, "] = \"w\"\nstate @w.qs : ", qs,
+                              "\nstate @w.d : ", d, "\n\nfunc @load() {\n  %qs, %d = ", split, "(@w) : ", qs, ", ", d,
+                              "\n  store(%qs, @w.qs)\n  store(%d, @w.d)\n  return()\n}\n\nfunc @f(%x: f32[T, ", K,
+                              "]) -> (f32[T, ", M, "], f32[T, ", M, "]) {\n  %a = matmul(%x, @w) : f32[T, ", M,
+                              "]\n  %b = matmul(%x, @w.qs, @w.d) : f32[T, ", M, "]\n  return(%a, %b)\n}\n"));
   ASSERT_NE(m, nullptr);
   auto interp = Interpreter::Create(*m, ws, {.threads = 2});
   ASSERT_TRUE(interp.ok()) << interp.status();
@@ -111,51 +104,17 @@ func @f(%x: f32[T, 96]) -> (f32[T, 40], f32[T, 40]) {
   auto out = RunF(**interp, "f", {F32({3, K}, Normal(3 * K, 2))});
   ASSERT_EQ(out.size(), 2u);
   ASSERT_EQ(out[0].floats().size(), static_cast<size_t>(3 * M));
-  EXPECT_EQ(std::memcmp(out[0].floats().data(), out[1].floats().data(), 3 * M * sizeof(float)), 0);
-  (*interp)->state("w.d")->floats()[5] = std::nanf("");
+  EXPECT_EQ(std::memcmp(out[0].floats().data(), out[1].floats().data(), 3 * M * sizeof(float)), 0) << split;
+  (*interp)->state("w.d")->floats()[size_t(2 * nb - 1)] = std::nanf("");
   out = RunF(**interp, "f", {F32({3, K}, Normal(3 * K, 2))});
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_FALSE(std::isnan(out[0].floats()[1]));
-  EXPECT_TRUE(std::isnan(out[1].floats()[1]));  // row 1 holds d[1, 2]
+  EXPECT_FALSE(std::isnan(out[0].floats()[1])) << split;
+  EXPECT_TRUE(std::isnan(out[1].floats()[1])) << split;
 }
 
-// The same for q6_k_split's planes: the blocks without d (q6_kd) and the d
-// plane read by matmul(x, data, d) equal matmul(x, W) bit for bit, and a
-// poisoned d shows that the 3-operand form reads the d plane.
-TEST(LayoutOps, PlanarQ6_KMatMulEqualsTheBlockForm) {
-  const int64_t M = 24, K = 512;
-  MemoryWeightSource ws;
-  ws.Add("w", GgmlType::kQ6_K, {K, M}, Quantize(GgmlType::kQ6_K, Normal(M * K, 3)));
-  auto m = Parse(R"(weight @w : q6_k[24, 512] = "w"
-state @w.qs : q6_kd[24, 512]
-state @w.d : f16[24, 2]
-
-func @load() {
-  %qs, %d = q6_k_split(@w) : q6_kd[24, 512], f16[24, 2]
-  store(%qs, @w.qs)
-  store(%d, @w.d)
-  return()
-}
-
-func @f(%x: f32[T, 512]) -> (f32[T, 24], f32[T, 24]) {
-  %a = matmul(%x, @w) : f32[T, 24]
-  %b = matmul(%x, @w.qs, @w.d) : f32[T, 24]
-  return(%a, %b)
-}
-)");
-  ASSERT_NE(m, nullptr);
-  auto interp = Interpreter::Create(*m, ws, {.threads = 2});
-  ASSERT_TRUE(interp.ok()) << interp.status();
-  RunF(**interp, "load", {});
-  auto out = RunF(**interp, "f", {F32({3, K}, Normal(3 * K, 4))});
-  ASSERT_EQ(out.size(), 2u);
-  ASSERT_EQ(out[0].floats().size(), static_cast<size_t>(3 * M));
-  EXPECT_EQ(std::memcmp(out[0].floats().data(), out[1].floats().data(), 3 * M * sizeof(float)), 0);
-  (*interp)->state("w.d")->floats()[3] = std::nanf("");
-  out = RunF(**interp, "f", {F32({3, K}, Normal(3 * K, 4))});
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_FALSE(std::isnan(out[0].floats()[1]));
-  EXPECT_TRUE(std::isnan(out[1].floats()[1]));  // row 1 holds d[1, 1]
+TEST(LayoutOps, PlanarMatMulsEqualTheBlockForms) {
+  ExpectPlanarMatMulEqualsTheBlockForm(GgmlType::kQ8_0, "q8_0", "q8_0_split", "i8", 32, 40, 96);
+  ExpectPlanarMatMulEqualsTheBlockForm(GgmlType::kQ6_K, "q6_k", "q6_k_split", "q6_kd", 256, 24, 512);
 }
 
 // Quantized rows are concatenated and interleaved as whole blocks; float
