@@ -245,21 +245,23 @@ absl::StatusOr<Types> InferReshape(const ShapeQuery& q) {
   return Types{r};
 }
 
-absl::StatusOr<Types> InferQ6_KSplit(const ShapeQuery& q) {
+namespace {
+
+// A split of a `in`[M, K] matrix of `block`-weight blocks into its quant
+// plane `plane`[M, K] and its f16 scale plane [M, K/block].
+absl::StatusOr<Types> InferSplit(const ShapeQuery& q, DType in, int64_t block, DType plane) {
   const TensorType& w = q.operands[0];
-  if (w.dtype != DType::kQ6_K) return OperandError(q, 0, "q6_k[M, K]");
-  if (w.rank() != 2 || !w.shape[1].is_static() || w.shape[1].value() % 256 != 0)
-    return OperandShapeError(q, 0, "[M, K] with a static K, a multiple of 256");
-  return Types{{DType::kQ6_KData, w.shape}, {DType::kF16, {w.shape[0], w.shape[1].value() / 256}}};
+  if (w.dtype != in) return OperandError(q, 0, absl::StrCat(ToAbsl(DTypeName(in)), "[M, K]"));
+  if (w.rank() != 2 || !w.shape[1].is_static() || w.shape[1].value() % block != 0)
+    return OperandShapeError(q, 0, absl::StrCat("[M, K] with a static K, a multiple of ", block));
+  return Types{{plane, w.shape}, {DType::kF16, {w.shape[0], w.shape[1].value() / block}}};
 }
 
-absl::StatusOr<Types> InferQ8_0Split(const ShapeQuery& q) {
-  const TensorType& w = q.operands[0];
-  if (w.dtype != DType::kQ8_0) return OperandError(q, 0, "q8_0[M, K]");
-  if (w.rank() != 2 || !w.shape[1].is_static() || w.shape[1].value() % 32 != 0)
-    return OperandShapeError(q, 0, "[M, K] with a static K, a multiple of 32");
-  return Types{{DType::kI8, w.shape}, {DType::kF16, {w.shape[0], w.shape[1].value() / 32}}};
-}
+}  // namespace
+
+absl::StatusOr<Types> InferQ6_KSplit(const ShapeQuery& q) { return InferSplit(q, DType::kQ6_K, 256, DType::kQ6_KData); }
+
+absl::StatusOr<Types> InferQ8_0Split(const ShapeQuery& q) { return InferSplit(q, DType::kQ8_0, 32, DType::kI8); }
 
 absl::StatusOr<Types> InferConcatRows(const ShapeQuery& q) {
   if (q.operands.empty()) return absl::InvalidArgumentError("'concat_rows' needs at least one operand");

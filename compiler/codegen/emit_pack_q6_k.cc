@@ -1,12 +1,9 @@
-// kPackQ6_K (load plan): GGUF Q6_K rows [rows][cols/256 blocks of 210 bytes]
-// -> kQ6_KPlanar's planes: each block's first 208 bytes (ql, qh, scales) in
-// the data plane [rows][cols/256 x 208] (rows 16-byte aligned, which the
-// 2-byte aligned GGUF blocks are not) and its f16 d in the d plane
-// [rows][cols/256] (spec/quant-formats.md §7). Source row i goes to
-// destination row dst_row0 + (i / group_rows) * group_stride + i %
-// group_rows, as kCopyRows places rows (Q/K/V concatenation, gate/up
-// interleaving). A thread block per source row; a thread per 16 bytes of
-// the data plane or per d.
+// kPackQ6_K (load plan, q6_k_split): GGUF Q6_K rows [rows][cols/256 blocks
+// of 210 bytes] -> kQ6_KPlanar's planes: each block's first 208 bytes (ql,
+// qh, scales) in the data plane qs [rows][cols/256 x 208] (rows 16-byte
+// aligned, which the 2-byte aligned GGUF blocks are not) and its f16 d in
+// the d plane [rows][cols/256] (spec/quant-formats.md §7). A thread block
+// per row; a thread per 16 bytes of the data plane or per d.
 #include "compiler/codegen/emitters.h"
 #include "compiler/codegen/kernel_plans.h"
 
@@ -20,18 +17,12 @@ absl::Status EmitPackQ6_K(KernelBuilder& kb) {
   constexpr int kBlockBytes = 210, kDataBytes = 208, kUnits = kDataBytes / 16;
   const int64_t nb = spec.cols / 256;
   kb.GridDependencyWait();
-  Value* i = kb.Ctaid(0);
-  Value* rows = kb.Param("rows");
-  kb.If(b.CreateICmpSLT(i, rows), [&] {
-    Value* gr = kb.Param("group_rows");
-    gr = b.CreateSelect(b.CreateICmpSGT(gr, kb.I32c(0)), gr, rows);
-    Value* dst_row = b.CreateAdd(kb.Param("dst_row0"),
-                                 b.CreateAdd(b.CreateMul(b.CreateUDiv(i, gr), kb.Param("group_stride")),
-                                             b.CreateURem(i, gr)));
-    Value* dst64 = b.CreateSExt(dst_row, kb.I64());
-    Value* src = kb.Gep(kb.Param("src"), b.CreateMul(b.CreateZExt(i, kb.I64()), kb.I64c(nb * kBlockBytes)));
-    Value* data = kb.Gep(kb.Param("data"), b.CreateMul(dst64, kb.I64c(nb * kDataBytes)));
-    Value* d = kb.Gep(kb.Param("d"), b.CreateMul(dst64, kb.I64c(nb * 2)));
+  Value* r = kb.Ctaid(0);
+  kb.If(b.CreateICmpSLT(r, kb.Param("rows")), [&] {
+    Value* r64 = b.CreateZExt(r, kb.I64());
+    Value* src = kb.Gep(kb.Param("src"), b.CreateMul(r64, kb.I64c(nb * kBlockBytes)));
+    Value* data = kb.Gep(kb.Param("qs"), b.CreateMul(r64, kb.I64c(nb * kDataBytes)));
+    Value* d = kb.Gep(kb.Param("d"), b.CreateMul(r64, kb.I64c(nb * 2)));
     // Item (block, u): u < kUnits is the block's 16 bytes at 16u; u ==
     // kUnits is its d.
     kb.For(kb.Tid(), kb.I32c(nb * (kUnits + 1)), kb.I32c(spec.elementwise.threads), [&](Value* item) {

@@ -571,13 +571,12 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
         return Bad(spec, "elementwise.max_blocks must be in [1, 65535]");
       return CheckThreads(spec, spec.elementwise.threads, "elementwise");
     case Family::kPackQ8_0:
-      if (spec.cols <= 0 || spec.cols % 32 != 0)
-        return Bad(spec, absl::StrCat("cols = ", spec.cols, " is not a positive multiple of 32"));
+    case Family::kPackQ6_K: {
+      const int64_t block = spec.family == Family::kPackQ6_K ? 256 : 32;  // weights per GGUF block
+      if (spec.cols <= 0 || spec.cols % block != 0)
+        return Bad(spec, absl::StrCat("cols = ", spec.cols, " is not a positive multiple of ", block));
       return CheckThreads(spec, spec.elementwise.threads, "elementwise");
-    case Family::kPackQ6_K:
-      if (spec.cols <= 0 || spec.cols % 256 != 0)
-        return Bad(spec, absl::StrCat("cols = ", spec.cols, " is not a positive multiple of 256"));
-      return CheckThreads(spec, spec.elementwise.threads, "elementwise");
+    }
     case Family::kCopyRows:
       if (spec.row_bytes <= 0 || spec.row_bytes > (int64_t{1} << 30))
         return Bad(spec, absl::StrCat("row_bytes = ", spec.row_bytes, " must be positive"));
@@ -688,21 +687,11 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       break;
     }
     case Family::kPackQ8_0:
+    case Family::kPackQ6_K:
       ptr("src");
       ptr("qs");
       ptr("d");
       i32("rows");
-      abi.block = {spec.elementwise.threads, 1, 1};
-      abi.grid = {rows_arg, constant(1), constant(1)};
-      break;
-    case Family::kPackQ6_K:
-      ptr("src");
-      ptr("data");
-      ptr("d");
-      i32("rows");
-      i32("dst_row0");
-      i32("group_rows");
-      i32("group_stride");
       abi.block = {spec.elementwise.threads, 1, 1};
       abi.grid = {rows_arg, constant(1), constant(1)};
       break;

@@ -315,19 +315,14 @@ absl::Status PackQ8_0(const KernelSpec& spec, const void* src, void* qs, void* d
   return absl::OkStatus();
 }
 
-absl::Status PackQ6_K(const KernelSpec& spec, const void* src, void* data, void* d, int32_t rows, int32_t dst_row0,
-                      int32_t group_rows, int32_t group_stride) {
+absl::Status PackQ6_K(const KernelSpec& spec, const void* src, void* qs, void* d, int32_t rows) {
   absl::Status s = Check(spec, Family::kPackQ6_K);
   if (!s.ok()) return s;
-  const int64_t nb = spec.cols / 256, gr = group_rows > 0 ? group_rows : rows;
+  const int64_t blocks = rows * (spec.cols / 256);
   const uint8_t* in = static_cast<const uint8_t*>(src);
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t dst_row = dst_row0 + (i / gr) * group_stride + i % gr;
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* blk = in + (i * nb + b) * 210;
-      std::memcpy(static_cast<uint8_t*>(data) + (dst_row * nb + b) * 208, blk, 208);
-      std::memcpy(static_cast<uint8_t*>(d) + (dst_row * nb + b) * 2, blk + 208, 2);
-    }
+  for (int64_t b = 0; b < blocks; ++b) {
+    std::memcpy(static_cast<uint8_t*>(qs) + b * 208, in + b * 210, 208);
+    std::memcpy(static_cast<uint8_t*>(d) + b * 2, in + b * 210 + 208, 2);
   }
   return absl::OkStatus();
 }

@@ -42,10 +42,8 @@ absl::Status AttentionPrefill(const KernelSpec& spec, const float* q, const void
 // spec.rows rows of `cols` logits.
 absl::Status Argmax(const KernelSpec& spec, const float* logits, int32_t* out, int32_t cols);
 absl::Status PackQ8_0(const KernelSpec& spec, const void* src, void* qs, void* d, int32_t rows);
-// Source row i of GGUF Q6_K to destination row dst_row0 + (i / group_rows)
-// * group_stride + i % group_rows of kQ6_KPlanar's planes.
-absl::Status PackQ6_K(const KernelSpec& spec, const void* src, void* data, void* d, int32_t rows, int32_t dst_row0,
-                      int32_t group_rows, int32_t group_stride);
+// GGUF Q6_K rows -> kQ6_KPlanar's planes (qs: the blocks without d; d).
+absl::Status PackQ6_K(const KernelSpec& spec, const void* src, void* qs, void* d, int32_t rows);
 absl::Status CopyRows(const KernelSpec& spec, const void* src, void* dst, int32_t rows, int32_t dst_row0,
                       int32_t group_rows, int32_t group_stride);
 

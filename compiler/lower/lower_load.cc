@@ -129,22 +129,19 @@ class LoadLowering {
       }
       case ir::OpKind::kQ8_0Split:
       case ir::OpKind::kQ6_KSplit: {
-        // The planes of a whole matrix: kPackQ8_0 or kPackQ6_K (whose row
-        // placement, kCopyRows's, is the identity here).
+        // The planes of a whole matrix: kPackQ8_0 or kPackQ6_K.
         ASSIGN_OR_RETURN(Location src, Source(op.operand(0)));
         ASSIGN_OR_RETURN(Location qs, Destination(op.result(0)));
         ASSIGN_OR_RETURN(Location d, Destination(op.result(1)));
         const ir::TensorType& t = op.operand(0)->type();
-        const bool q6 = op.kind() == ir::OpKind::kQ6_KSplit;
         codegen::KernelSpec s;
-        s.family = q6 ? codegen::Family::kPackQ6_K : codegen::Family::kPackQ8_0;
+        s.family = op.kind() == ir::OpKind::kQ6_KSplit ? codegen::Family::kPackQ6_K : codegen::Family::kPackQ8_0;
         s.cols = t.shape.back().value();
         const int64_t rows = Rows(t);
-        std::vector<LaunchArg> args = {{LaunchArg::kPointer, src, {}}, {LaunchArg::kPointer, qs, {}},
-                                       {LaunchArg::kPointer, d, {}}, {LaunchArg::kI32, {}, ConstExpr(rows)}};
-        if (q6)
-          for (int64_t v : {int64_t{0}, rows, rows}) args.push_back({LaunchArg::kI32, {}, ConstExpr(v)});
-        RETURN_IF_ERROR(ctx_.Launch(plan_, s, args, ConstExpr(0), rows));
+        RETURN_IF_ERROR(ctx_.Launch(plan_, s,
+                                    {{LaunchArg::kPointer, src, {}}, {LaunchArg::kPointer, qs, {}},
+                                     {LaunchArg::kPointer, d, {}}, {LaunchArg::kI32, {}, ConstExpr(rows)}},
+                                    ConstExpr(0), rows));
         where_[op.result(0)] = qs;
         where_[op.result(1)] = d;
         Consumed(op.operand(0));

@@ -77,8 +77,8 @@ const std::vector<std::string>& TunableFamilies() {
 }
 
 std::string TableDtype(codegen::WeightFormat format) {
-  // Tables key a matrix by its IR dtype: planar Q8_0 is a pack-weights
-  // rewrite ("q8_0_planar"); planar Q6_K a runtime layout of "q6_k".
+  // Tables key planar Q8_0 as "q8_0_planar" and planar Q6_K as "q6_k"
+  // (passes/select_schedules.cc: the same keys).
   if (format == codegen::WeightFormat::kQ8_0Planar) return "q8_0_planar";
   if (format == codegen::WeightFormat::kQ6_KPlanar) return "q6_k";
   return codegen::WeightFormatName(format);

@@ -660,34 +660,23 @@ TEST(CodegenGpu, PackCopy) {
   Loaded l = Load(gpu, {pack, copy, copy16, pack6});
   std::mt19937 rng(3);
   Buffers bufs(gpu);
-  {
+  for (const KernelSpec* p : {&pack, &pack6}) {
+    // GGUF rows into poisoned planes, byte for byte as the reference packs
+    // them (that the planes decode to the rows' weights: codegen_test's
+    // ReferenceKernels.PackQ6_KPlanesDecodeToTheGgufRows).
+    const bool q6 = p->family == Family::kPackQ6_K;
+    const WeightFormat planar = q6 ? WeightFormat::kQ6_KPlanar : WeightFormat::kQ8_0Planar;
     const int32_t rows = 5;
     std::vector<uint8_t> w, ws;
-    RandomWeights(rng, WeightFormat::kQ8_0, rows, pack.cols, &w, &ws);
-    CUdeviceptr dsrc = bufs.Upload(w), dqs = bufs.Poisoned(size_t(rows * pack.cols)),
-                dd = bufs.Poisoned(size_t(rows * pack.cols / 32 * 2));
-    Launch(gpu, l, "pack", {P(dsrc), P(dqs), P(dd), I(rows)}, 1, rows);
-    std::vector<uint8_t> qs(size_t(rows * pack.cols)), d(size_t(rows * pack.cols / 32 * 2));
-    ASSERT_TRUE(reference::PackQ8_0(pack, w.data(), qs.data(), d.data(), rows).ok());
-    EXPECT_EQ(bufs.Download<uint8_t>(dqs, qs.size()), qs);
-    EXPECT_EQ(bufs.Download<uint8_t>(dd, d.size()), d);
-  }
-  {
-    // Q6_K rows into the planes as a gate/up interleave places them: 6
-    // rows in groups of 2 from row 2, stride 4 (destination rows 2, 3, 6,
-    // 7, 10, 11 of 12; the rest keep their poison).
-    const int32_t rows = 6, dst_rows = 12;
-    const int64_t nb = pack6.cols / 256;
-    std::vector<uint8_t> w, ws;
-    RandomWeights(rng, WeightFormat::kQ6_K, rows, pack6.cols, &w, &ws);
-    std::vector<uint8_t> data(size_t(dst_rows * nb * 208), 0xAB), d(size_t(dst_rows * nb * 2), 0xAB);
-    CUdeviceptr dsrc = bufs.Upload(w), ddata = bufs.Upload(data), dd = bufs.Upload(d);
-    Launch(gpu, l, "pack6", {P(dsrc), P(ddata), P(dd), I(rows), I(2), I(2), I(4)}, 1, rows);
-    ASSERT_TRUE(reference::PackQ6_K(pack6, w.data(), data.data(), d.data(), rows, 2, 2, 4).ok());
-    EXPECT_EQ(bufs.Download<uint8_t>(ddata, data.size()), data);
-    EXPECT_EQ(bufs.Download<uint8_t>(dd, d.size()), d);
-    // (That the planes decode to the GGUF rows' weights: codegen_test's
-    // ReferenceKernels.PackQ6_KPlanesDecodeToTheGgufRows.)
+    RandomWeights(rng, q6 ? WeightFormat::kQ6_K : WeightFormat::kQ8_0, rows, p->cols, &w, &ws);
+    const size_t qs_bytes = size_t(rows * WeightRowBytes(planar, p->cols));
+    const size_t d_bytes = size_t(rows * ScaleRowBytes(planar, p->cols));
+    CUdeviceptr dsrc = bufs.Upload(w), dqs = bufs.Poisoned(qs_bytes), dd = bufs.Poisoned(d_bytes);
+    Launch(gpu, l, p->name, {P(dsrc), P(dqs), P(dd), I(rows)}, 1, rows);
+    std::vector<uint8_t> qs(qs_bytes), d(d_bytes);
+    ASSERT_TRUE((q6 ? reference::PackQ6_K : reference::PackQ8_0)(*p, w.data(), qs.data(), d.data(), rows).ok());
+    EXPECT_EQ(bufs.Download<uint8_t>(dqs, qs.size()), qs) << p->name;
+    EXPECT_EQ(bufs.Download<uint8_t>(dd, d.size()), d) << p->name;
   }
   for (const KernelSpec* c : {&copy, &copy16}) {
     // Gate/up interleave: 6 gate rows into groups of 2 at offset 0, stride 4.

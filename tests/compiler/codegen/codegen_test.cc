@@ -562,12 +562,10 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   embed.weight = WeightFormat::kQ6_KPlanar;
   embed.cols = 256;
   ExpectBad(embed, "q6_kp's planes");
-  // Whole chunks (64 threads, unroll 1), so only the format is wrong.
-  KernelSpec streamed6 = testing::MatVec("streamed_q6_kp", WeightFormat::kQ6_KPlanar, 64, 4096);
-  streamed6.matvec.threads = 64;
-  streamed6.matvec.unroll = 1;
-  streamed6.matvec.stage_all = true;
-  streamed6.matvec.stream_stages = 2;
+  // stream_ok's whole chunks, so only the format is wrong.
+  KernelSpec streamed6 = stream;
+  streamed6.name = "streamed_q6_kp";
+  streamed6.weight = WeightFormat::kQ6_KPlanar;
   ExpectBad(streamed6, "not q6_kp");
   KernelSpec pack6;
   pack6.name = "pack_q6_k_cols_300";
@@ -795,13 +793,12 @@ TEST(ReferenceKernels, ArgmaxAndCopyRows) {
 }
 
 // kQ6_KPlanar's layout (kPackQ6_K, the reference the GPU tests compare
-// against): random GGUF Q6_K rows packed into planes as a gate/up
-// interleave places them decode to the same weights row by row, rows the
-// pack does not own keep their bytes, and a matvec over the planes equals
-// one over the GGUF rows.
+// against): random GGUF Q6_K rows packed into planes decode to the same
+// weights row by row, the bytes after the planes' rows keep their poison,
+// and a matvec over the planes equals one over the GGUF rows.
 TEST(ReferenceKernels, PackQ6_KPlanesDecodeToTheGgufRows) {
   const int64_t cols = 512, nb = cols / 256;
-  const int32_t rows = 6, dst_rows = 12;
+  const int32_t rows = 6;
   std::mt19937 rng(11);
   std::vector<uint8_t> gguf(size_t(rows * nb * 210));
   for (uint8_t& b : gguf) b = static_cast<uint8_t>(rng());
@@ -813,23 +810,17 @@ TEST(ReferenceKernels, PackQ6_KPlanesDecodeToTheGgufRows) {
   pack.name = "pack6";
   pack.family = Family::kPackQ6_K;
   pack.cols = cols;
-  std::vector<uint8_t> data(size_t(dst_rows * nb * 208), 0xAB), d(size_t(dst_rows * nb * 2), 0xAB);
-  ASSERT_TRUE(reference::PackQ6_K(pack, gguf.data(), data.data(), d.data(), rows, 2, 2, 4).ok());
-  std::vector<bool> owned(dst_rows, false);
+  // One row of poison past each plane.
+  std::vector<uint8_t> data(size_t((rows + 1) * nb * 208), 0xAB), d(size_t((rows + 1) * nb * 2), 0xAB);
+  ASSERT_TRUE(reference::PackQ6_K(pack, gguf.data(), data.data(), d.data(), rows).ok());
   for (int32_t i = 0; i < rows; ++i) {
-    const int64_t r = 2 + (i / 2) * 4 + i % 2;  // 2, 3, 6, 7, 10, 11
-    owned[size_t(r)] = true;
     std::vector<float> want(static_cast<size_t>(cols)), got(static_cast<size_t>(cols));
     ASSERT_TRUE(reference::DequantizeRow(WeightFormat::kQ6_K, gguf.data(), nullptr, cols, i, want.data()).ok());
-    ASSERT_TRUE(reference::DequantizeRow(WeightFormat::kQ6_KPlanar, data.data(), d.data(), cols, r, got.data()).ok());
+    ASSERT_TRUE(reference::DequantizeRow(WeightFormat::kQ6_KPlanar, data.data(), d.data(), cols, i, got.data()).ok());
     EXPECT_EQ(got, want) << "row " << i;
   }
-  for (int64_t r = 0; r < dst_rows; ++r)
-    if (!owned[size_t(r)])
-      for (int64_t k = 0; k < nb * 208; ++k) ASSERT_EQ(data[size_t(r * nb * 208 + k)], 0xAB) << "row " << r;
-  // A plain pack (no interleave) read by the matvec reference both ways.
-  std::fill(data.begin(), data.end(), 0);
-  ASSERT_TRUE(reference::PackQ6_K(pack, gguf.data(), data.data(), d.data(), rows, 0, 0, 0).ok());
+  for (size_t k = size_t(rows * nb * 208); k < data.size(); ++k) ASSERT_EQ(data[k], 0xAB) << k;
+  for (size_t k = size_t(rows * nb * 2); k < d.size(); ++k) ASSERT_EQ(d[k], 0xAB) << k;
   KernelSpec mv = testing::MatVec("mv", WeightFormat::kQ6_K, rows, cols, Prologue::kNone, Epilogue::kStore);
   KernelSpec mvp = mv;
   mvp.weight = WeightFormat::kQ6_KPlanar;
