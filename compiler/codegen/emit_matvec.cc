@@ -73,12 +73,24 @@ class MatVecEmitter {
   absl::Status Emit();
 
  private:
+  // A direct format's loaded words: [piece u][row of the group][word].
+  using Raw = std::vector<std::vector<std::vector<Value*>>>;
   // LoadDirect issues the weight loads of pieces[u] (clamped piece indices)
   // for every row of the group; ComputeDirect decodes and accumulates them,
   // `active[u]` masking tail pieces (nullptr: all active).
-  std::vector<std::vector<std::vector<Value*>>> LoadDirect(const std::vector<Value*>& pieces);
-  void ComputeDirect(const std::vector<Value*>& pieces, const std::vector<Value*>& active,
-                     const std::vector<std::vector<std::vector<Value*>>>& raw);
+  Raw LoadDirect(const std::vector<Value*>& pieces);
+  void ComputeDirect(const std::vector<Value*>& pieces, const std::vector<Value*>& active, const Raw& raw);
+  // Full chunk ci of the current tile: stages its activations (unless
+  // stage_all), then computes it from `raw` (direct formats: its loaded
+  // words; loaded here when empty) or from the staged windows.
+  void FullChunk(Value* ci, Raw raw);
+  // pipeline_loads: the block's items one after another, the loads of item
+  // i + 1 issued before item i is computed; `first`: item 0's loads.
+  void PipelineItems(Value* items, Raw first);
+  // The block's work items (stream_stages, pipeline_loads): its row tiles
+  // (fewer in the last block) times the whole chunks of a split.
+  Value* BlockItems();
+  void ResetAccumulators();
   void ProcessStaged(Value* piece, Value* active, Value* warp_first_piece);
   // Stages x (times norm_w) for pieces [first, first + n) of every token.
   void StageActivations(Value* first_piece, Value* n_pieces);
@@ -219,15 +231,12 @@ absl::Status MatVecEmitter::Emit() {
   // programmatic launch their loads are in flight while it finishes.
   const int S = plan_.stream_stages;
   const bool early = !plan_.fmt.staged && n_full_ > 0 && S == 0;
-  std::vector<std::vector<std::vector<Value*>>> raw0;
+  Raw raw0;
   if (early) raw0 = LoadDirect(ChunkPieces(kb_.I32c(0)));
   // Streaming: the block's items, the first S - 1 of them copied now.
   Value* items = nullptr;
   if (S > 0) {
-    const int64_t tiles = (spec_.rows + plan_.rows_per_block - 1) / plan_.rows_per_block;
-    Value* left = b_.CreateSub(kb_.I32c(tiles), tile0_);
-    Value* my_tiles = b_.CreateSelect(b_.CreateICmpSLT(left, kb_.I32c(RT)), left, kb_.I32c(RT));
-    items = b_.CreateMul(my_tiles, kb_.I32c(n_full_));
+    items = BlockItems();
     for (int s = 0; s + 1 < S; ++s) {
       kb_.If(b_.CreateICmpSLT(kb_.I32c(s), items), [&] { IssueItem(kb_.I32c(s)); });
       kb_.CpAsyncCommit();
@@ -265,32 +274,18 @@ absl::Status MatVecEmitter::Emit() {
     kb_.Finish();
     return absl::OkStatus();
   }
-  // Full chunks: every thread has all of its `unroll` pieces. Chunk 0 is
-  // peeled when its loads were issued early.
-  auto full_chunk = [&](Value* ci, std::vector<std::vector<std::vector<Value*>>> raw) {
-    Value* base = b_.CreateAdd(p_begin_, b_.CreateMul(ci, kb_.I32c(CP)));
-    std::vector<Value*> pieces = ChunkPieces(ci);
-    std::vector<Value*> active(U, nullptr);
-    if (!plan_.fmt.staged && raw.empty()) raw = LoadDirect(pieces);  // in flight during the staging
-    if (!stage_all) {
-      StageActivations(base, kb_.I32c(CP));
-      kb_.Barrier();
-    }
-    if (plan_.fmt.staged) {
-      for (int u = 0; u < U; ++u) ProcessStaged(pieces[u], nullptr, WarpFirstPiece(pieces[u]));
-    } else {
-      for (auto& per_row : raw)
-        for (auto& words : per_row)
-          for (Value*& w : words) w = kb_.Opaque(w);
-      ComputeDirect(pieces, active, raw);
-    }
-    if (!stage_all) kb_.Barrier();  // the chunk is restaged next
-  };
+  if (plan_.pipeline) {
+    PipelineItems(BlockItems(), std::move(raw0));
+    kb_.Finish();
+    return absl::OkStatus();
+  }
   // The current tile's K loop; raw: its first chunk's loads, if issued.
-  auto k_loop = [&](std::vector<std::vector<std::vector<Value*>>> raw) {
+  auto k_loop = [&](Raw raw) {
+    // Full chunks: every thread has all of its `unroll` pieces. Chunk 0 is
+    // peeled when its loads were issued early.
     const bool peeled = !raw.empty();
-    if (peeled) full_chunk(kb_.I32c(0), std::move(raw));
-    kb_.For(kb_.I32c(peeled ? 1 : 0), full_chunks, kb_.I32c(1), [&](Value* ci) { full_chunk(ci, {}); });
+    if (peeled) FullChunk(kb_.I32c(0), std::move(raw));
+    kb_.For(kb_.I32c(peeled ? 1 : 0), full_chunks, kb_.I32c(1), [&](Value* ci) { FullChunk(ci, {}); });
     // The rest (fewer than a chunk): one piece per thread per step, a
     // warp-uniform trip count, pieces past the end clamped and masked.
     Value* tail_begin = b_.CreateAdd(p_begin_, b_.CreateMul(full_chunks, kb_.I32c(CP)));
@@ -327,8 +322,7 @@ absl::Status MatVecEmitter::Emit() {
       Value* tile = b_.CreateAdd(tile0_, i);
       kb_.If(b_.CreateICmpSLT(b_.CreateMul(tile, kb_.I32c(plan_.rows_per_block)), kb_.I32c(spec_.rows)), [&] {
         SetTile(tile);
-        for (auto& row : acc_)
-          for (Value* a : row) kb_.Set(a, kb_.F32c(0.0f));
+        ResetAccumulators();
         k_loop({});
         ReduceAndStore();
       });
@@ -337,6 +331,75 @@ absl::Status MatVecEmitter::Emit() {
   }
   kb_.Finish();
   return absl::OkStatus();
+}
+
+void MatVecEmitter::FullChunk(Value* ci, Raw raw) {
+  Value* base = b_.CreateAdd(p_begin_, b_.CreateMul(ci, kb_.I32c(plan_.chunk_pieces)));
+  std::vector<Value*> pieces = ChunkPieces(ci);
+  if (!plan_.fmt.staged && raw.empty()) raw = LoadDirect(pieces);  // in flight during the staging
+  if (!plan_.stage_all) {
+    StageActivations(base, kb_.I32c(plan_.chunk_pieces));
+    kb_.Barrier();
+  }
+  if (plan_.fmt.staged) {
+    for (Value* p : pieces) ProcessStaged(p, nullptr, WarpFirstPiece(p));
+  } else {
+    for (auto& per_row : raw)
+      for (auto& words : per_row)
+        for (Value*& w : words) w = kb_.Opaque(w);
+    ComputeDirect(pieces, std::vector<Value*>(pieces.size(), nullptr), raw);
+  }
+  if (!plan_.stage_all) kb_.Barrier();  // the chunk is restaged next
+}
+
+void MatVecEmitter::PipelineItems(Value* items, Raw first) {
+  // The item in flight lives in variables across iterations; the loop ends
+  // one item early so the last one is computed with no loads behind it and
+  // the dependents launch before its reduction.
+  Raw held = first;
+  for (auto& per_row : held)
+    for (auto& words : per_row)
+      for (Value*& w : words) w = kb_.Var(w->getType(), w, "inflight");
+  auto get = [&] {
+    Raw raw = held;
+    for (auto& per_row : raw)
+      for (auto& words : per_row)
+        for (Value*& w : words) w = kb_.Get(w);
+    return raw;
+  };
+  Value* last = b_.CreateSub(items, kb_.I32c(1));
+  kb_.For(kb_.I32c(0), last, kb_.I32c(1), [&](Value* i) {
+    Value* next = b_.CreateAdd(i, kb_.I32c(1));
+    SetTile(ItemTile(next));
+    Raw loaded = LoadDirect(ChunkPieces(ItemChunk(next)));
+    Raw current = get();
+    SetTile(ItemTile(i));
+    Value* ci = ItemChunk(i);
+    FullChunk(ci, std::move(current));
+    kb_.If(b_.CreateICmpEQ(ci, kb_.I32c(n_full_ - 1)), [&] {  // the tile's last chunk
+      ReduceAndStore();
+      ResetAccumulators();
+    });
+    for (size_t u = 0; u < held.size(); ++u)
+      for (size_t r = 0; r < held[u].size(); ++r)
+        for (size_t k = 0; k < held[u][r].size(); ++k) kb_.Set(held[u][r][k], loaded[u][r][k]);
+  }, /*unroll=*/1);
+  SetTile(ItemTile(last));
+  FullChunk(ItemChunk(last), get());
+  kb_.GridDependencyLaunchDependents();
+  ReduceAndStore();
+}
+
+Value* MatVecEmitter::BlockItems() {
+  const int64_t tiles = (spec_.rows + plan_.rows_per_block - 1) / plan_.rows_per_block;
+  Value* left = b_.CreateSub(kb_.I32c(tiles), tile0_);
+  Value* my_tiles = b_.CreateSelect(b_.CreateICmpSLT(left, kb_.I32c(plan_.row_tiles)), left, kb_.I32c(plan_.row_tiles));
+  return b_.CreateMul(my_tiles, kb_.I32c(n_full_));
+}
+
+void MatVecEmitter::ResetAccumulators() {
+  for (auto& row : acc_)
+    for (Value* a : row) kb_.Set(a, kb_.F32c(0.0f));
 }
 
 void MatVecEmitter::SetTile(Value* tile) {
@@ -396,8 +459,7 @@ void MatVecEmitter::StreamItems(Value* items) {
     kb_.SyncWarp();  // every lane has read item i before its stage is refilled
     kb_.If(b_.CreateICmpEQ(ci, kb_.I32c(n_full_ - 1)), [&] {  // the tile's last chunk
       ReduceAndStore();
-      for (auto& row : acc_)
-        for (Value* a : row) kb_.Set(a, kb_.F32c(0.0f));
+      ResetAccumulators();
     });
   }, /*unroll=*/1);
 }
@@ -475,16 +537,15 @@ void MatVecEmitter::ComputeItem(Value* stage, const std::vector<Value*>& pieces)
   }
 }
 
-std::vector<std::vector<std::vector<Value*>>> MatVecEmitter::LoadDirect(const std::vector<Value*>& pieces) {
+MatVecEmitter::Raw MatVecEmitter::LoadDirect(const std::vector<Value*>& pieces) {
   const int R = plan_.rows_per_group;
-  std::vector<std::vector<std::vector<Value*>>> raw(pieces.size(), std::vector<std::vector<Value*>>(R));
+  Raw raw(pieces.size(), std::vector<std::vector<Value*>>(R));
   for (size_t u = 0; u < pieces.size(); ++u)
     for (int r = 0; r < R; ++r) raw[u][r] = dec_.Load(kb_, {rowptr_[r], scale_row_[r], pieces[u]}, nullptr);
   return raw;
 }
 
-void MatVecEmitter::ComputeDirect(const std::vector<Value*>& pieces, const std::vector<Value*>& active,
-                                  const std::vector<std::vector<std::vector<Value*>>>& raw) {
+void MatVecEmitter::ComputeDirect(const std::vector<Value*>& pieces, const std::vector<Value*>& active, const Raw& raw) {
   const int R = plan_.rows_per_group;
   for (size_t u = 0; u < pieces.size(); ++u) {
     Accumulate([&](int r) { return dec_.Decode(kb_, {rowptr_[r], scale_row_[r], pieces[u]}, raw[u][r]); },

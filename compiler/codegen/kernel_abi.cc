@@ -94,6 +94,22 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
   if (spec.epilogue == Epilogue::kSiluMulPairs && m.rows_per_block % (2 * spec.pair_group) != 0)
     return Bad(spec, absl::StrCat("matvec.rows_per_block = ", m.rows_per_block,
                                   " is not a multiple of 2*pair_group"));
+  // Work items (stream_stages, pipeline_loads) are whole chunks: a split's
+  // pieces must be a multiple of threads/row_groups x unroll.
+  auto whole_chunks = [&](const char* field) -> absl::Status {
+    int64_t per_split = pieces / m.k_split;
+    if (per_split % (int64_t{m.threads / m.row_groups} * m.unroll) != 0)
+      return Bad(spec, absl::StrCat("matvec.", field, ": a split's ", per_split,
+                                    " pieces are not whole chunks of threads/row_groups x unroll pieces"));
+    return absl::OkStatus();
+  };
+  if (m.pipeline_loads) {
+    if (GetFormatGeometry(spec.weight).staged)
+      return Bad(spec, absl::StrCat("matvec.pipeline_loads needs a weight format loaded straight into registers, not ",
+                                    WeightFormatName(spec.weight), " (staged in shared memory)"));
+    if (m.stream_stages != 0) return Bad(spec, "matvec.pipeline_loads and stream_stages exclude each other");
+    if (absl::Status s = whole_chunks("pipeline_loads"); !s.ok()) return s;
+  }
   if (m.release_early && m.stream_stages == 0)
     return Bad(spec, "matvec.release_early needs stream_stages (it releases after the first copies)");
   if (m.stream_stages != 0) {
@@ -104,10 +120,7 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
                                     "but planar Q8_0's, not ",
                                     WeightFormatName(spec.weight)));
     if (!m.stage_all) return Bad(spec, "matvec.stream_stages needs stage_all (no barriers between work items)");
-    int64_t per_split = pieces / m.k_split;
-    if (per_split % (int64_t{m.threads / m.row_groups} * m.unroll) != 0)
-      return Bad(spec, absl::StrCat("matvec.stream_stages: a split's ", per_split,
-                                    " pieces are not whole chunks of threads/row_groups x unroll pieces"));
+    if (absl::Status s = whole_chunks("stream_stages"); !s.ok()) return s;
     // Whole chunks make every warp's span start at a multiple of 32 pieces,
     // so rows are whole spans; a warp copies its 32 pieces (and planar
     // Q8_0's 64 scale bytes) as 16-byte units, which every direct format's
@@ -412,6 +425,7 @@ MatVecPlan PlanMatVec(const KernelSpec& spec) {
     p.x_token_stride = (p.chunk_cols * 4 + p.chunk_cols / p.fmt.window * 16 + 15) / 16 * 16;
   }
   p.x_bytes = p.x_token_stride * p.tokens;
+  p.pipeline = m.pipeline_loads;
   p.stream_stages = m.stream_stages;
   if (p.stream_stages > 0) {
     p.stream_span_bytes = int64_t{kWarp} * p.fmt.block_bytes * p.fmt.piece_weights / p.fmt.block_elems;

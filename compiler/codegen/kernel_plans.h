@@ -56,6 +56,10 @@ struct MatVecPlan {
   int x_code_pad = 0;
   int64_t x_code2_offset = 0, x_scale_offset = 0, x_sum_offset = 0;
   int64_t x_bytes = 0;         // dynamic
+  // pipeline_loads: the K loop runs over the block's (row tile, chunk)
+  // items with the next item's weight loads in flight during this one's
+  // compute (direct formats; whole chunks).
+  bool pipeline = false;
   // stream_stages: the weights' copies in dynamic shared memory after the
   // activations, at stream_offset. A warp's 32 consecutive pieces of a row
   // are one contiguous span of stream_span_bytes (and, planar Q8_0, their

@@ -77,6 +77,9 @@ struct MatVecSchedule {
                                   // shared memory (cp.async) this many work items ahead
   bool release_early = false;     // stream_stages: let the next kernel launch (programmatic
                                   // launch) once the first copies are issued, not at the end
+  bool pipeline_loads = false;    // direct formats: the next work item's (chunk, or the next
+                                  // row tile's first chunk) weight loads go out before this
+                                  // one is computed, so they are in flight during its math
 };
 
 struct GemmSchedule {

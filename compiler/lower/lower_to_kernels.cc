@@ -74,6 +74,7 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("row_tiles", s.matvec.row_tiles);
   get("stream_stages", s.matvec.stream_stages);
   get("release_early", s.matvec.release_early);
+  get("pipeline_loads", s.matvec.pipeline_loads);
   get("tile_m", s.gemm.tile_m);
   get("tile_n", s.gemm.tile_n);
   get("tile_k", s.gemm.tile_k);

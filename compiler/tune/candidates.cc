@@ -37,6 +37,7 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("row_tiles", s.matvec.row_tiles);
       f("stream_stages", s.matvec.stream_stages);
       f("release_early", s.matvec.release_early);
+      f("pipeline_loads", s.matvec.pipeline_loads);
       return;
     case Family::kGemm:
       f("tile_m", s.gemm.tile_m);

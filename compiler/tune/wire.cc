@@ -51,6 +51,7 @@ void VisitSpec(KernelSpec& s, F&& f) {
   f("matvec.row_tiles", s.matvec.row_tiles);
   f("matvec.stream_stages", s.matvec.stream_stages);
   f("matvec.release_early", s.matvec.release_early);
+  f("matvec.pipeline_loads", s.matvec.pipeline_loads);
   f("gemm.tile_m", s.gemm.tile_m);
   f("gemm.tile_n", s.gemm.tile_n);
   f("gemm.tile_k", s.gemm.tile_k);

@@ -291,6 +291,7 @@ TEST(CodegenGpu, MatVecInt8ActivationsAndRowTiles) {
         specs.push_back(rt);
       }
   for (const KernelSpec& st : testing::StreamedMatVecs()) specs.push_back(st);
+  for (const KernelSpec& st : testing::PipelinedMatVecs()) specs.push_back(st);
   Loaded l = Load(gpu, specs);
   uint32_t seed = 300;
   for (const KernelSpec& s : specs) {

@@ -120,16 +120,22 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
     int threads, rpb, groups, unroll;
     bool stage_all = false;
     int row_tiles = 1;
+    bool int8 = false;
+    int k_split = 1;
   };
   const Row table[] = {
       {WeightFormat::kQ8_0Planar, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 1, 1},
       {WeightFormat::kQ8_0Planar, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 128, 8, 4, 2},
       {WeightFormat::kQ8_0Planar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 64, 4, 1, 1},
       {WeightFormat::kQ8_0Planar, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace, 64, 4, 1, 1},
-      {WeightFormat::kQ4_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 16, 2, 1},
-      {WeightFormat::kQ4_K, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 128, 16, 4, 1},
-      {WeightFormat::kQ4_K, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 64, 8, 1, 1},
-      {WeightFormat::kQ4_K, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace, 64, 8, 1, 1},
+      // Q4_K: the shipped entries (int8 activations).
+      {WeightFormat::kQ4_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 32, 4, 1, true, 1, true},
+      {WeightFormat::kQ4_K, "qk", 5120, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 32, 4, 1, true, 1, true},
+      {WeightFormat::kQ4_K, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 128, 16, 4, 1, true,
+       4, true},
+      {WeightFormat::kQ4_K, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 128, 32, 4, 1, true, 1, true,
+       2},
+      {WeightFormat::kQ4_K, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace, 128, 16, 2, 1, false, 1, true},
       {WeightFormat::kQ6_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 8, 4, 2},
       {WeightFormat::kQ6_K, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 64, 8, 2, 1},
       {WeightFormat::kQ6_K, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 128, 8, 2, 1},
@@ -144,9 +150,11 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
   std::vector<KernelSpec> specs;
   for (const Row& r : table) {
     // The tuned schedule also with its weights streamed through shared
-    // memory, 3 stages (direct formats).
-    for (const char* variant : {"default", "tuned", "streamed"}) {
+    // memory, 3 stages (direct formats), and with its loads pipelined one
+    // work item ahead (where its splits are whole chunks).
+    for (const char* variant : {"default", "tuned", "streamed", "pipelined"}) {
       const bool streamed = std::string(variant) == "streamed";
+      const bool pipelined = std::string(variant) == "pipelined";
       if (streamed && !StreamableFormat(r.f)) continue;
       KernelSpec s = testing::MatVec(absl::StrCat("b8_", WeightFormatName(r.f), "_", r.shape, "_", variant), r.f,
                                      r.rows, r.cols, r.pro, r.epi);
@@ -157,6 +165,12 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
         s.matvec.unroll = r.unroll;
         s.matvec.stage_all = r.stage_all;
         s.matvec.row_tiles = r.row_tiles;
+        s.matvec.int8_activations = r.int8;
+        s.matvec.k_split = r.k_split;
+      }
+      if (pipelined) {
+        s.matvec.pipeline_loads = true;
+        if (!ValidateKernelSpec(s, Sm(90)).ok()) continue;
       }
       if (streamed) {
         s.matvec.stage_all = true;
@@ -212,6 +226,7 @@ TEST(CodegenDev, Dump) {
   std::vector<KernelSpec> specs = AllSpecs();
   if (sm == nullptr || std::atoi(sm) == 90)
     for (const KernelSpec& s : testing::StreamedMatVecs()) specs.push_back(s);
+  for (const KernelSpec& s : testing::PipelinedMatVecs()) specs.push_back(s);
   absl::StatusOr<CompiledModule> m = EmitPtx(specs, Sm(sm ? std::atoi(sm) : 90), o);
   ASSERT_TRUE(m.ok()) << m.status();
 }

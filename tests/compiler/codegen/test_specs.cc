@@ -104,20 +104,39 @@ std::vector<KernelSpec> MatVecMatrix() {
   return out;
 }
 
-std::vector<KernelSpec> StreamedMatVecs() {
-  std::vector<KernelSpec> out;
-  // Weights streamed through shared memory (cp.async, stream_stages ahead):
-  // every direct format, 2-4 stages, row tiles with the last block partly
-  // past the rows, k splits, unroll 2, row groups, float and int8, T <= 4.
-  struct Streamed {
-    WeightFormat f;
-    Prologue p;
-    Epilogue e;
-    int tokens, threads, rows_per_block, row_groups, unroll, row_tiles, stages, k_split;
-    bool int8;
-    int64_t rows, cols;
-  };
-  const Streamed streamed[] = {
+namespace {
+
+// Matvecs that run as a sequence of work items (row tile, chunk): every
+// direct format, row tiles with the last block partly past the rows, k
+// splits, unroll 2, row groups, float and int8, T <= 4. `stages` is the
+// streamed variant's stream_stages.
+struct WorkItemCase {
+  WeightFormat f;
+  Prologue p;
+  Epilogue e;
+  int tokens, threads, rows_per_block, row_groups, unroll, row_tiles, stages, k_split;
+  bool int8;
+  int64_t rows, cols;
+};
+
+KernelSpec WorkItemSpec(const std::string& prefix, int k, const WorkItemCase& c) {
+  KernelSpec st = MatVec(absl::StrCat(prefix, k, "_", WeightFormatName(c.f), "_", ProName(c.p), "_", EpiName(c.e),
+                                      "_s", c.stages, c.int8 ? "_i8" : "_f"),
+                         c.f, c.rows, c.cols, c.p, c.e, c.tokens);
+  st.matvec.threads = c.threads;
+  st.matvec.rows_per_block = c.rows_per_block;
+  st.matvec.row_groups = c.row_groups;
+  st.matvec.unroll = c.unroll;
+  st.matvec.row_tiles = c.row_tiles;
+  st.matvec.stage_all = true;
+  st.matvec.k_split = c.k_split;
+  st.matvec.int8_activations = c.int8;
+  st.programmatic_launch = true;
+  return st;
+}
+
+const std::vector<WorkItemCase>& WorkItemCases() {
+  static const std::vector<WorkItemCase> kCases = {
       {WeightFormat::kF16, Prologue::kNone, Epilogue::kStore, 4, 128, 8, 1, 1, 4, 4, 1, false, 259, 1024},
       {WeightFormat::kBF16, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 2, 64, 8, 2, 1, 4, 2, 1, false, 264, 1024},
       {WeightFormat::kF32, Prologue::kNone, Epilogue::kAddInPlace, 2, 64, 8, 1, 2, 1, 3, 2, false, 259, 1024},
@@ -137,22 +156,48 @@ std::vector<KernelSpec> StreamedMatVecs() {
       {WeightFormat::kQ4_K, Prologue::kNone, Epilogue::kAddInPlace, 2, 64, 8, 2, 2, 4, 3, 2, true, 259, 16384},
       {WeightFormat::kQ8_0Planar, Prologue::kNone, Epilogue::kAddInPlace, 1, 64, 8, 2, 2, 4, 4, 2, false, 259, 8192},
   };
+  return kCases;
+}
+
+}  // namespace
+
+std::vector<KernelSpec> StreamedMatVecs() {
+  // Weights streamed through shared memory (cp.async, stream_stages ahead),
+  // 2-4 stages.
+  std::vector<KernelSpec> out;
   int k = 0;
-  for (const Streamed& c : streamed) {
-    KernelSpec st = testing::MatVec(absl::StrCat("mvst", k++, "_", WeightFormatName(c.f), "_", ProName(c.p), "_",
-                                                 EpiName(c.e), "_s", c.stages, c.int8 ? "_i8" : "_f"),
-                                    c.f, c.rows, c.cols, c.p, c.e, c.tokens);
-    st.matvec.threads = c.threads;
-    st.matvec.rows_per_block = c.rows_per_block;
-    st.matvec.row_groups = c.row_groups;
-    st.matvec.unroll = c.unroll;
-    st.matvec.row_tiles = c.row_tiles;
-    st.matvec.stage_all = true;
+  for (const WorkItemCase& c : WorkItemCases()) {
+    KernelSpec st = WorkItemSpec("mvst", k++, c);
     st.matvec.stream_stages = c.stages;
-    st.matvec.k_split = c.k_split;
-    st.matvec.int8_activations = c.int8;
     st.matvec.release_early = c.stages == 3;
-    st.programmatic_launch = true;
+    out.push_back(st);
+  }
+  return out;
+}
+
+std::vector<KernelSpec> PipelinedMatVecs() {
+  // The streamed cases with their loads pipelined instead, then what
+  // streaming cannot run: planar Q6_K, and chunks restaged in the K loop
+  // (no stage_all: one row tile, barriers around every item).
+  std::vector<KernelSpec> out;
+  int k = 0;
+  for (const WorkItemCase& c : WorkItemCases()) {
+    KernelSpec st = WorkItemSpec("mvpl", k++, c);
+    st.matvec.pipeline_loads = true;
+    out.push_back(st);
+  }
+  const WorkItemCase more[] = {
+      {WeightFormat::kQ6_KPlanar, Prologue::kRmsNorm, Epilogue::kStore, 2, 128, 8, 4, 1, 4, 0, 1, false, 259, 4096},
+      {WeightFormat::kQ6_KPlanar, Prologue::kNone, Epilogue::kAddInPlace, 1, 64, 4, 1, 1, 2, 0, 2, false, 259, 8192},
+      {WeightFormat::kQ4_K, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 1, 128, 16, 4, 1, 4, 0, 1, true, 24576, 4096},
+      {WeightFormat::kQ8_0Planar, Prologue::kRmsNorm, Epilogue::kStore, 3, 64, 4, 1, 1, 1, 0, 1, false, 259, 4096},
+      {WeightFormat::kQ4_K, Prologue::kRmsNorm, Epilogue::kSiluMulWith, 2, 64, 4, 1, 1, 1, 0, 1, true, 259, 8192},
+      {WeightFormat::kF16, Prologue::kNone, Epilogue::kStore, 1, 64, 4, 2, 2, 1, 0, 1, false, 300, 2048},
+  };
+  for (const WorkItemCase& c : more) {
+    KernelSpec st = WorkItemSpec("mvpl", k++, c);
+    st.matvec.pipeline_loads = true;
+    st.matvec.stage_all = c.row_tiles > 1;
     out.push_back(st);
   }
   return out;

@@ -25,6 +25,10 @@ std::vector<KernelSpec> MatVecMatrix();
 // Matvecs whose weights stream through shared memory (stream_stages):
 // every direct format with the schedule axes that change its loops.
 std::vector<KernelSpec> StreamedMatVecs();
+// Matvecs whose next work item's weight loads are in flight during this
+// one's math (pipeline_loads): every direct format, row tiles, k splits,
+// chunks restaged or staged once.
+std::vector<KernelSpec> PipelinedMatVecs();
 // Every format x prologue x epilogue for gemm, tensor cores and fp32.
 std::vector<KernelSpec> GemmMatrix();
 // Embedding (every table format), rope, attention, argmax, pack, copy: tiny and 8B.
