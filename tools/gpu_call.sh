@@ -11,13 +11,15 @@
 #   variants are unpacked into and %B for the staged bin/ (%T stays: the type).
 # env: KILN_CALL_TESTS  ctest arguments (default "-j4 -E deep"; "" runs no test)
 #      KILN_CALL_TEST_TIMEOUT, KILN_CALL_AB_TIMEOUT  seconds (default 200, 350)
+#      KILN_CALL_WORK  the A/B's folder (default /tmp/kiln-gpu/ab, which
+#      tools/gpu_check.sh clears: name another to keep models made before)
 #      KILN_AB_ROUNDS (default 2), KILN_BENCH_ARGS (default --prompt-lengths 64
 #      --depths 0,4096 --steps 64): passed on to tools/gpu_ab.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 L=/tmp/logs
 OUTDIR=${OUT:-$L}
-B=/tmp/kiln-gpu/pkg/bin W=/tmp/kiln-gpu/ab
+B=/tmp/kiln-gpu/pkg/bin W=${KILN_CALL_WORK:-/tmp/kiln-gpu/ab}
 rm -rf "$L" && mkdir -p "$L" "$OUTDIR"
 TESTS=${KILN_CALL_TESTS--j4 -E deep}
 # gpu_check.sh unpacks the staged binaries, so it runs even with no test.
@@ -41,8 +43,9 @@ if [ $# -ge 2 ]; then
   export KILN_GPU_ROOT=$PWD KILN_BIN_DIR=$B KILN_BENCH_WORK=$W
   export KILN_TOKENIZER=$PWD/third_party/tokenizer-qwen3/models/tokenizer.json
   mkdir -p "$W"
-  for T in $TYPES; do
-    timeout 120 "$B/kilnc" synth --preset 8b --type "$T" --seed 1 -o "$W/8b-$T.gguf" > /dev/null 2>&1 &
+  for T in $TYPES; do  # a model synthesized earlier in the call (say, for a tune) is kept
+    [ -s "$W/8b-$T.gguf" ] ||
+      timeout 120 "$B/kilnc" synth --preset 8b --type "$T" --seed 1 -o "$W/8b-$T.gguf" > /dev/null 2>&1 &
   done
   for f in .gpu/variants/*.gz; do
     [ -e "$f" ] && gunzip -c "$f" > "$W/$(basename "$f" .gz)"
