@@ -35,9 +35,11 @@ TEST(Tuning, BuiltinSpacesParseAndCoverTheDecodeFamilies) {
     EXPECT_NE(FindSpace(*spaces, {"matvec", dtype, 4096, 4096}), nullptr) << dtype;
   EXPECT_NE(FindSpace(*spaces, {"attention_decode", "f16", 32, 128}), nullptr);
   EXPECT_EQ(FindSpace(*spaces, {"embed", "q8_0", 10, 10}), nullptr);
-  // The q4_k space is its own, not the catch-all listed after it.
-  EXPECT_EQ(FindSpace(*spaces, {"matvec", "q4_k", 1, 1})->weight_dtype(), "q4_k");
-  EXPECT_TRUE(FindSpace(*spaces, {"matvec", "q6_k", 1, 1})->weight_dtype().empty());
+  // The q4_k, q6_k and planar q8_0 spaces are their own, not the catch-all
+  // listed after them, which the rest (q4_0, the float formats) take.
+  for (const char* dtype : {"q4_k", "q6_k", "q8_0_planar"})
+    EXPECT_EQ(FindSpace(*spaces, {"matvec", dtype, 1, 1})->weight_dtype(), dtype);
+  EXPECT_TRUE(FindSpace(*spaces, {"matvec", "q4_0", 1, 1})->weight_dtype().empty());
 }
 
 TEST(Tuning, CheckSpacesRejectsUnknownFieldsAndEmptyAxes) {
