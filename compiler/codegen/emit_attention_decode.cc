@@ -25,7 +25,9 @@
 //     domain.
 //  2. Block max, p = ex2(score - max), block sum.
 //  3. Threads take (key row lane, 4 dims) and accumulate p * V,
-//     kValueBytesInFlight per thread in flight (8 f16 rows, 4 f32).
+//     kValueBytesInFlight per thread in flight (8 f16 rows, 4 f32); the
+//     first round's loads are issued before step 1's key loads, so their
+//     round trip overlaps the scores and the softmax.
 //  4. nact == 1: the block writes acc / sum straight to `out` (no record,
 //     fence, counter or merge). Otherwise it writes its record to
 //     `partial` (acc[G][D] with 16-byte stores, then (max, sum) per query
@@ -188,31 +190,6 @@ void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& 
   const float kNegInf = -std::numeric_limits<float>::infinity();
   auto i32c = [&](int64_t v) { return kb.I32c(v); };
   Value* out = kb.Param("out");
-  // Weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s' into
-  // sc_s[g*MS + s]: a warp per query head, its lanes over the splits
-  // (ld.global.cg of the (m, l) pairs; a running max and rescaled sum
-  // per lane, then butterflies), m_s parked where its weight goes.
-  kb.For(warp, i32c(G), i32c(NW), [&](Value* g) {
-    Value* mx = kb.Var(kb.F32(), kb.F32c(kNegInf), "mx");
-    Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
-    Value* wbase = b.CreateMul(g, i32c(MS));
-    kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
-      std::vector<Value*> ml = kb.LoadCgF32(rec.StatsPair(s, g), 2);
-      kb.Store(ml[0], F32At(kb, sc_s, b.CreateAdd(wbase, s)), 4);
-      Value* m = kb.Max(kb.Get(mx), ml[0]);
-      Value* e = kb.Ex2(b.CreateFSub(ml[0], m));
-      kb.Set(den, kb.Fma(e, ml[1], b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), m)))));
-      kb.Set(mx, m);
-    }, /*unroll=*/1);
-    // Lanes without a split hold (-inf, 0): 2^-inf * 0 = 0.
-    Value* Mx = kb.WarpMax(kb.Get(mx));
-    Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.WarpSum(b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), Mx)))));
-    kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
-      Value* slot = F32At(kb, sc_s, b.CreateAdd(wbase, s));
-      kb.Store(b.CreateFMul(kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), slot, 4), Mx)), inv), slot, 4);
-    }, /*unroll=*/1);
-  });
-  kb.Barrier();
   // out = sum_s w[g][s] * acc_s. A thread owns 16-byte chunks (4
   // consecutive dims of one query head) and reads them from every
   // split of its group with ld.global.cg.v4.f32, kRecordLoadsInFlight
@@ -241,30 +218,75 @@ void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& 
     cnt = b.CreateUDiv(b.CreateAdd(b.CreateSub(nact, h), i32c(H - 1)), i32c(H));
     cnt = b.CreateSelect(b.CreateICmpULT(h, i32c(H)), cnt, i32c(0));
   }
-  // The last round has at most U - 1 splits.
-  auto round = [&](Value* t0, bool masked) {
-    const int n = masked ? U - 1 : U;
-    std::vector<Value*> ss(n), ok(n);
-    std::vector<std::vector<std::vector<Value*>>> a(n, std::vector<std::vector<Value*>>(per));
+  // A round: up to U of this thread's splits from t0 on; with `masked`,
+  // those past cnt are loaded from split h instead and left out of the
+  // sums (selected away, not weighted 0: with cnt = 0, split h may be dead
+  // and its record stale, NaN included). Loads first (issue), the weighted
+  // sums later (add), so a round's loads can be in flight before the
+  // weights exist.
+  struct Round {
+    std::vector<Value*> ss, ok;
+    std::vector<std::vector<std::vector<Value*>>> a;
+  };
+  auto issue = [&](Value* t0, int n, bool masked, bool pinned) {
+    Round r;
+    r.a.assign(n, std::vector<std::vector<Value*>>(per));
     for (int u = 0; u < n; ++u) {
       Value* t = b.CreateAdd(t0, i32c(u));
-      ss[u] = b.CreateAdd(h, b.CreateMul(t, i32c(H)));
-      if (masked) {
-        ok[u] = b.CreateICmpSLT(t, cnt);
-        ss[u] = b.CreateSelect(ok[u], ss[u], h);
-      }
-      for (int k = 0; k < per; ++k) a[u][k] = kb.LoadCgF32(rec.AccChunk(ss[u], cs[k]), 4);
+      Value* sp = b.CreateAdd(h, b.CreateMul(t, i32c(H)));
+      Value* ok = masked ? b.CreateICmpSLT(t, cnt) : nullptr;
+      if (masked) sp = b.CreateSelect(ok, sp, h);
+      r.ss.push_back(sp);
+      r.ok.push_back(ok);
+      for (int k = 0; k < per; ++k) r.a[u][k] = kb.LoadCgF32(rec.AccChunk(sp, cs[k]), 4, pinned);
     }
-    for (int u = 0; u < n; ++u)
+    return r;
+  };
+  auto add = [&](const Round& r) {
+    for (size_t u = 0; u < r.ss.size(); ++u)
       for (int k = 0; k < per; ++k) {
-        Value* w = kb.Load(kb.F32(), F32At(kb, sc_s, b.CreateAdd(wrow[k], ss[u])), 4);
-        if (masked) w = b.CreateSelect(ok[u], w, kb.F32c(0.0f));
-        for (int e = 0; e < 4; ++e) kb.Set(o[k][e], kb.Fma(w, a[u][k][e], kb.Get(o[k][e])));
+        Value* w = kb.Load(kb.F32(), F32At(kb, sc_s, b.CreateAdd(wrow[k], r.ss[u])), 4);
+        for (int e = 0; e < 4; ++e) {
+          Value* sum = kb.Fma(w, r.a[u][k][e], kb.Get(o[k][e]));
+          kb.Set(o[k][e], r.ok[u] != nullptr ? b.CreateSelect(r.ok[u], sum, kb.Get(o[k][e])) : sum);
+        }
       }
   };
+  // The first round's records are loaded (pinned) before the (max, sum)
+  // pairs, so both round trips overlap (at short context, 2-4 live splits, that is
+  // every record this thread reads); the later rounds follow the weights.
+  const Round first = issue(i32c(0), U, /*masked=*/true, /*pinned=*/true);
+  // Weights w[g][s] = 2^(m_s - M) / sum_s' 2^(m_s' - M) l_s' into
+  // sc_s[g*MS + s]: a warp per query head, its lanes over the splits
+  // (ld.global.cg of the (m, l) pairs; a running max and rescaled sum
+  // per lane, then butterflies), m_s parked where its weight goes.
+  kb.For(warp, i32c(G), i32c(NW), [&](Value* g) {
+    Value* mx = kb.Var(kb.F32(), kb.F32c(kNegInf), "mx");
+    Value* den = kb.Var(kb.F32(), kb.F32c(0.0f), "den");
+    Value* wbase = b.CreateMul(g, i32c(MS));
+    kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
+      std::vector<Value*> ml = kb.LoadCgF32(rec.StatsPair(s, g), 2);
+      kb.Store(ml[0], F32At(kb, sc_s, b.CreateAdd(wbase, s)), 4);
+      Value* m = kb.Max(kb.Get(mx), ml[0]);
+      Value* e = kb.Ex2(b.CreateFSub(ml[0], m));
+      kb.Set(den, kb.Fma(e, ml[1], b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), m)))));
+      kb.Set(mx, m);
+    }, /*unroll=*/1);
+    // Lanes without a split hold (-inf, 0): 2^-inf * 0 = 0.
+    Value* Mx = kb.WarpMax(kb.Get(mx));
+    Value* inv = b.CreateFDiv(kb.F32c(1.0f), kb.WarpSum(b.CreateFMul(kb.Get(den), kb.Ex2(b.CreateFSub(kb.Get(mx), Mx)))));
+    kb.For(lane, nact, i32c(kWarp), [&](Value* s) {
+      Value* slot = F32At(kb, sc_s, b.CreateAdd(wbase, s));
+      kb.Store(b.CreateFMul(kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), slot, 4), Mx)), inv), slot, 4);
+    }, /*unroll=*/1);
+  });
+  kb.Barrier();
+  add(first);
   Value* full = b.CreateMul(b.CreateUDiv(cnt, i32c(U)), i32c(U));
-  kb.For(i32c(0), full, i32c(U), [&](Value* t0) { round(t0, false); }, /*unroll=*/1);
-  kb.If(b.CreateICmpSLT(full, cnt), [&] { round(full, true); });
+  kb.For(i32c(U), full, i32c(U), [&](Value* t0) { add(issue(t0, U, false, false)); }, /*unroll=*/1);
+  // The rest, fewer than U splits, past the first round.
+  Value* tail = b.CreateSelect(b.CreateICmpSGT(full, i32c(U)), full, i32c(U));
+  kb.If(b.CreateICmpSLT(tail, cnt), [&] { add(issue(tail, U - 1, true, false)); });
   auto store_out = [&](Value* c, const std::vector<Value*>& v) {
     Value* i = b.CreateAdd(out_base, b.CreateShl(c, i32c(2)));
     for (int e = 0; e < 4; ++e) kb.Store(v[e], F32At(kb, out, b.CreateAdd(i, i32c(e))), 4);
@@ -344,19 +366,28 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     return kb.Gep(cache, b.CreateMul(e, kb.I64c(eb)));
   };
   // 4 cache elements as floats (dims 4k..4k+3, 8- or 16-byte aligned).
-  // Cache loads: what an earlier kernel wrote (KernelBuilder::LoadInput)
-  // unless this kernel writes the cache itself (step 0): then plain loads.
+  // Cache loads: what an earlier kernel wrote (KernelBuilder::LoadInput,
+  // pinned: the rounds' loads are meant to be in flight together, and the
+  // first value round's during the scores) unless this kernel writes the
+  // cache itself (step 0): then plain loads.
   auto cache_load = [&](llvm::Type* type, Value* ptr, unsigned align) {
-    return spec.rope_fused ? kb.Load(type, ptr, align) : kb.LoadInput(type, ptr, align);
+    return spec.rope_fused ? kb.Load(type, ptr, align) : kb.LoadInput(type, ptr, align, /*pinned=*/true);
   };
-  auto load4 = [&](Value* ptr) -> std::vector<Value*> {
-    if (eb == 4) return spec.rope_fused ? kb.Load4xF32(ptr) : kb.LoadInput4xF32(ptr);
-    Value* w = cache_load(kb.I64(), ptr, 8);
+  // load4 = decode4(raw4(ptr)): the load's raw value (f32: 4 floats; f16:
+  // one i64) converts only where it is used, so a load issued early is not
+  // waited for at its conversion.
+  auto raw4 = [&](Value* ptr) -> std::vector<Value*> {
+    if (eb == 4) return spec.rope_fused ? kb.Load4xF32(ptr) : kb.LoadInput4xF32(ptr, /*pinned=*/true);
+    return {cache_load(kb.I64(), ptr, 8)};
+  };
+  auto decode4 = [&](const std::vector<Value*>& raw) -> std::vector<Value*> {
+    if (eb == 4) return raw;
     std::vector<Value*> v;
     for (int i = 0; i < 4; ++i)
-      v.push_back(kb.HalfToFloat(b.CreateTrunc(b.CreateLShr(w, kb.I64c(16 * i)), kb.I16())));
+      v.push_back(kb.HalfToFloat(b.CreateTrunc(b.CreateLShr(raw[0], kb.I64c(16 * i)), kb.I16())));
     return v;
   };
+  auto load4 = [&](Value* ptr) { return decode4(raw4(ptr)); };
 
   kb.If(b.CreateICmpSLT(split, nact), [&] {
     // Under programmatic launch, at short context, the split's K and V
@@ -393,6 +424,32 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       });
       kb.Barrier();
     }
+    // 3 (first round, issued now). p * V: thread = (row lane rl, dims
+    // 4dc..4dc+3), kValueBytesInFlight / (4 * eb) rows per thread per
+    // round, their loads issued together; rows past n are clamped and
+    // weighted 0. V does not depend on the scores, so the first round's
+    // loads go out before the key loads: its round trip overlaps theirs and
+    // the softmax's barriers (at short context, up to RL * U = 64 positions
+    // a split, the whole split's V). Its raw words wait in registers.
+    Value* rl = b.CreateUDiv(tid, i32c(TR));
+    Value* dc = b.CreateURem(tid, i32c(TR));
+    Value* vc = kb.Param("v_cache");
+    const int VU = kValueBytesInFlight / (4 * eb);
+    struct ValueRound {
+      std::vector<std::vector<Value*>> raw;
+      std::vector<Value*> ok, jc;
+    };
+    auto value_loads = [&](Value* j0) {
+      ValueRound r;
+      for (int u = 0; u < VU; ++u) {
+        Value* j = b.CreateAdd(j0, i32c(int64_t{u} * RL));
+        r.ok.push_back(b.CreateICmpSLT(j, n));
+        r.jc.push_back(b.CreateSelect(r.ok[u], j, b.CreateSub(n, i32c(1))));
+        r.raw.push_back(raw4(cache_ptr(vc, b.CreateAdd(start, r.jc[u]), b.CreateShl(dc, i32c(2)))));
+      }
+      return r;
+    };
+    const ValueRound first_values = value_loads(rl);
     std::vector<Value*> mloc;
     for (int g = 0; g < G; ++g) mloc.push_back(kb.Var(kb.F32(), kb.F32c(kNegInf), "mloc"));
     Value* kc = kb.Param("k_cache");
@@ -509,37 +566,29 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       }
     });
     std::vector<Value*> Lsum = block_reduce(lsum, false);  // its barrier publishes p
-    // 3. p * V: thread = (row lane rl, dims 4dc..4dc+3).
-    Value* rl = b.CreateUDiv(tid, i32c(TR));
-    Value* dc = b.CreateURem(tid, i32c(TR));
+    // 3. p * V: the first round from the loads issued before the scores,
+    // then the rest of the split's rows.
     std::vector<std::vector<Value*>> acc(G, std::vector<Value*>(4));
     for (int g = 0; g < G; ++g)
       for (int e = 0; e < 4; ++e) acc[g][e] = kb.Var(kb.F32(), kb.F32c(0.0f), "acc");
-    Value* vc = kb.Param("v_cache");
-    // kValueBytesInFlight / (4 * eb) rows per thread per step, their loads
-    // issued together; rows past n are clamped and weighted 0.
-    const int U = kValueBytesInFlight / (4 * eb);
-    kb.For(rl, n, i32c(int64_t{RL} * U), [&](Value* j0) {
-      std::vector<std::vector<Value*>> vs(U);
-      std::vector<Value*> ok(U), jc(U);
-      for (int u = 0; u < U; ++u) {
-        Value* j = b.CreateAdd(j0, i32c(int64_t{u} * RL));
-        ok[u] = b.CreateICmpSLT(j, n);
-        jc[u] = b.CreateSelect(ok[u], j, b.CreateSub(n, i32c(1)));
-        vs[u] = load4(cache_ptr(vc, b.CreateAdd(start, jc[u]), b.CreateShl(dc, i32c(2))));
-      }
-      for (int u = 0; u < U; ++u) {
+    auto value_round = [&](const ValueRound& r) {
+      for (int u = 0; u < VU; ++u) {
         std::vector<Value*> p;
         for (int g4 = 0; g4 < Gp / 4; ++g4) {
-          std::vector<Value*> pv = kb.Load4xF32(F32At(kb, sc_s, b.CreateAdd(b.CreateMul(jc[u], i32c(Gp)), i32c(4 * g4))));
+          std::vector<Value*> pv =
+              kb.Load4xF32(F32At(kb, sc_s, b.CreateAdd(b.CreateMul(r.jc[u], i32c(Gp)), i32c(4 * g4))));
           p.insert(p.end(), pv.begin(), pv.end());
         }
+        std::vector<Value*> v = decode4(r.raw[u]);
         for (int g = 0; g < G; ++g) {
-          Value* pg = b.CreateSelect(ok[u], p[g], kb.F32c(0.0f));
-          for (int e = 0; e < 4; ++e) kb.Set(acc[g][e], kb.Fma(pg, vs[u][e], kb.Get(acc[g][e])));
+          Value* pg = b.CreateSelect(r.ok[u], p[g], kb.F32c(0.0f));
+          for (int e = 0; e < 4; ++e) kb.Set(acc[g][e], kb.Fma(pg, v[e], kb.Get(acc[g][e])));
         }
       }
-    });
+    };
+    value_round(first_values);
+    kb.For(b.CreateAdd(rl, i32c(int64_t{RL} * VU)), n, i32c(int64_t{RL} * VU),
+           [&](Value* j0) { value_round(value_loads(j0)); });
     for (int g = 0; g < G; ++g) {
       std::vector<Value*> v;
       for (int e = 0; e < 4; ++e) v.push_back(kb.Get(acc[g][e]));

@@ -197,6 +197,9 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
     if (a.max_splits < 1 || a.max_splits > 65535) return Bad(spec, "attention.max_splits must be in [1, 65535]");
     if (a.min_split_positions < 1 || a.min_split_positions > a.split_positions)
       return Bad(spec, "attention.min_split_positions must be in [1, split_positions]");
+    if (a.blocks_per_sm < 1 || int64_t{a.blocks_per_sm} * a.threads > 2048)
+      return Bad(spec, absl::StrCat("attention.blocks_per_sm = ", a.blocks_per_sm, " must be >= 1 and leave ",
+                                    "blocks_per_sm * threads <= 2048 (an SM's threads)"));
     if (spec.n_head / spec.n_head_kv > 16) return Bad(spec, "more than 16 query heads per KV head");
     if (spec.rope_fused) {
       s = CheckRope(spec);
@@ -675,6 +678,7 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       abi.block = {p.threads, 1, 1};
       abi.grid = {constant(spec.n_head_kv), constant(p.max_splits), constant(1)};
       abi.static_shared_bytes = p.shared_bytes;
+      abi.min_blocks_per_sm = spec.attention.blocks_per_sm;
       break;
     }
     case Family::kAttentionPrefill:

@@ -65,6 +65,7 @@ struct KernelAbi {
   int64_t static_shared_bytes = 0;   // declared inside the kernel
   int64_t dynamic_shared_bytes = 0;  // to pass at launch (> 48 KiB needs the opt-in attribute)
   int max_tokens = 0;                // largest T the kernel accepts (0: no T parameter)
+  int min_blocks_per_sm = 1;         // .maxnreg leaves registers for this many blocks per SM
 };
 
 // How the emitters see a weight format. A "piece" is what one thread decodes

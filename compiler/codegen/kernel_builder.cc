@@ -31,12 +31,13 @@ KernelBuilder::KernelBuilder(llvm::Module& module, const KernelSpec& spec, const
     arg->setName(abi.params[i].name);
     if (abi.params[i].type == ParamType::kPointer) arg->addAttr(llvm::Attribute::NoAlias);
   }
-  // Launch bounds: .maxntid, and .maxnreg at what the block size allows
-  // (spec/nvptx-llvm19.md §1). With .maxntid alone ptxas 13 sometimes
-  // spilled a few registers at 40-56 used (an occupancy heuristic);
-  // an explicit .maxnreg stops that.
+  // Launch bounds: .maxntid, and .maxnreg at what the block size (times
+  // abi.min_blocks_per_sm) allows (spec/nvptx-llvm19.md §1). With .maxntid
+  // alone ptxas 13 sometimes spilled a few registers at 40-56 used (an
+  // occupancy heuristic); an explicit .maxnreg stops that.
   const int threads = abi.block[0] * abi.block[1] * abi.block[2];
-  const int maxnreg = std::min(255, (65536 / std::max(threads, 1)) / 8 * 8);
+  const int resident = std::max(threads, 1) * std::max(abi.min_blocks_per_sm, 1);
+  const int maxnreg = std::min(255, (65536 / resident) / 8 * 8);
   llvm::NamedMDNode* ann = module.getOrInsertNamedMetadata("nvvm.annotations");
   auto annotate = [&](const char* key, int value) {
     ann->addOperand(llvm::MDNode::get(ctx_, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx_, key),
@@ -311,10 +312,11 @@ Value* KernelBuilder::Dp4a(Value* a, Value* b, Value* c, bool a_signed) {
   return b_.CreateCall(fty, asm_fn, {a, b, c});
 }
 
-Value* KernelBuilder::LoadCg(llvm::Type* type, Value* ptr) {
+Value* KernelBuilder::LoadCg(llvm::Type* type, Value* ptr, bool pinned) {
   // No ld.global.cg in LLVM 19's NVPTX intrinsics (spec/nvptx-llvm19.md §8):
   // inline asm. It only reads memory, so it stays below the fences,
-  // barriers and griddepcontrol.wait before it but orders nothing else.
+  // barriers and griddepcontrol.wait before it but orders nothing else;
+  // pinned, it also has side effects, so it stays where it was emitted.
   auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(type);
   llvm::Type* elem = vec ? vec->getElementType() : type;
   const int n = vec ? static_cast<int>(vec->getNumElements()) : 1;
@@ -333,7 +335,7 @@ Value* KernelBuilder::LoadCg(llvm::Type* type, Value* ptr) {
                                   : absl::StrCat("ld.global.cg.v", n, ".", ptx, " {", regs, "}, [$", n, "];");
   llvm::Type* ret = n == 1 ? reg : llvm::StructType::get(ctx_, std::vector<llvm::Type*>(n, reg));
   auto* fty = llvm::FunctionType::get(ret, {I64()}, false);
-  auto* asm_fn = llvm::InlineAsm::get(fty, text, absl::StrCat(cons, "l"), /*hasSideEffects=*/false);
+  auto* asm_fn = llvm::InlineAsm::get(fty, text, absl::StrCat(cons, "l"), /*hasSideEffects=*/pinned);
   llvm::CallInst* call = b_.CreateCall(fty, asm_fn, {b_.CreatePtrToInt(ptr, I64())});
   call->setOnlyReadsMemory();
   call->setDoesNotThrow();
@@ -347,20 +349,20 @@ Value* KernelBuilder::LoadCg(llvm::Type* type, Value* ptr) {
   return v;
 }
 
-std::vector<Value*> KernelBuilder::LoadCgF32(Value* ptr, int n) {
-  if (n == 1) return {LoadCg(F32(), ptr)};
-  Value* v = LoadCg(llvm::FixedVectorType::get(F32(), n), ptr);
+std::vector<Value*> KernelBuilder::LoadCgF32(Value* ptr, int n, bool pinned) {
+  if (n == 1) return {LoadCg(F32(), ptr, pinned)};
+  Value* v = LoadCg(llvm::FixedVectorType::get(F32(), n), ptr, pinned);
   std::vector<Value*> out;
   for (int i = 0; i < n; ++i) out.push_back(b_.CreateExtractElement(v, uint64_t(i)));
   return out;
 }
 
-Value* KernelBuilder::LoadInput(llvm::Type* type, Value* ptr, unsigned align) {
-  return UsesGridDependency() ? LoadCg(type, ptr) : LoadNc(type, ptr, align);
+Value* KernelBuilder::LoadInput(llvm::Type* type, Value* ptr, unsigned align, bool pinned) {
+  return UsesGridDependency() ? LoadCg(type, ptr, pinned) : LoadNc(type, ptr, align);
 }
 
-std::vector<Value*> KernelBuilder::LoadInput4xF32(Value* ptr) {
-  return Elements4(LoadInput(llvm::FixedVectorType::get(F32(), 4), ptr, 16));
+std::vector<Value*> KernelBuilder::LoadInput4xF32(Value* ptr, bool pinned) {
+  return Elements4(LoadInput(llvm::FixedVectorType::get(F32(), 4), ptr, 16, pinned));
 }
 
 Value* KernelBuilder::MulRn(Value* a, Value* b) { return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mul_rn_f, {}, {a, b}); }

@@ -90,10 +90,12 @@ class KernelBuilder {
   // this launch wrote, read after their membar.gl and ours
   // (spec/nvptx-llvm19.md §8), which the non-coherent path (.nc) may serve
   // stale. `type`: f32 or an 8- to 64-bit integer, or 2 or 4 of them (a PTX
-  // vector), aligned to its size.
-  llvm::Value* LoadCg(llvm::Type* type, llvm::Value* ptr);
+  // vector), aligned to its size. `pinned`: issued where it is emitted
+  // (LLVM may otherwise sink the read-only asm toward its first use), for
+  // a load meant to be in flight during the work that follows it.
+  llvm::Value* LoadCg(llvm::Type* type, llvm::Value* ptr, bool pinned = false);
   // n = 1, 2 or 4 consecutive floats (4n-byte aligned), the same way.
-  std::vector<llvm::Value*> LoadCgF32(llvm::Value* ptr, int n);
+  std::vector<llvm::Value*> LoadCgF32(llvm::Value* ptr, int n, bool pinned = false);
   // What an earlier kernel of the plan wrote (activations, the KV cache):
   // ld.global.nc when this kernel starts only after that one has ended,
   // through L2 (LoadCg) under programmatic launch. .nc promises the data
@@ -102,9 +104,11 @@ class KernelBuilder {
   // before griddepcontrol.wait) read their predecessor's output stale
   // through .nc and right through .cg (bench/RESULTS.md, 2026-12-03). A
   // plain load is no way out: LLVM turns loads through a read-only noalias
-  // parameter into ld.global.nc.
-  llvm::Value* LoadInput(llvm::Type* type, llvm::Value* ptr, unsigned align);
-  std::vector<llvm::Value*> LoadInput4xF32(llvm::Value* ptr);
+  // parameter into ld.global.nc. `pinned` as LoadCg's (the .nc load is an
+  // ordinary load, which LLVM keeps ahead of the barriers between it and
+  // its use).
+  llvm::Value* LoadInput(llvm::Type* type, llvm::Value* ptr, unsigned align, bool pinned = false);
+  std::vector<llvm::Value*> LoadInput4xF32(llvm::Value* ptr, bool pinned = false);
   void Store4xF32(llvm::Value* ptr, const std::vector<llvm::Value*>& v);
 
   // Asynchronous copy global -> shared (cp.async.cg, sm_80+): 16 bytes,

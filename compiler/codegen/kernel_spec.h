@@ -100,6 +100,7 @@ struct AttentionSchedule {
   int split_positions = 256;     // decode: the most positions one split takes
   int max_splits = 64;           // decode: splits per KV head (grid.y)
   int min_split_positions = 64;  // decode: the fewest positions a split takes (below: fewer splits)
+  int blocks_per_sm = 1;          // decode: registers capped (.maxnreg) so this many blocks fit an SM
   int query_block = 64;          // prefill query tile (queries per block)
   int key_block = 64;            // prefill key tile (reserved: the current emitter streams keys)
 };

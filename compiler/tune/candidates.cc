@@ -53,6 +53,7 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("split_positions", s.attention.split_positions);
       f("max_splits", s.attention.max_splits);
       f("min_split_positions", s.attention.min_split_positions);
+      f("blocks_per_sm", s.attention.blocks_per_sm);
       f("query_block", s.attention.query_block);
       f("key_block", s.attention.key_block);
       return;

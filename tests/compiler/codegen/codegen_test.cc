@@ -287,14 +287,17 @@ KernelSpec DecodeAttention8B(const char* name) {
 }
 
 // Decode attention reads its records through L2 with ld.global.cg: the
-// (max, sum) pairs 8 bytes and the acc rows 16 bytes at a time, and no
-// scalar volatile reads are left.
+// acc rows 16 bytes at a time, the first round of them (8 a thread) before
+// the (max, sum) pairs (8 bytes), whose round trip they share; no scalar
+// volatile reads are left.
 TEST(CodegenFileCheck, DecodeAttentionLastBlockMerge) {
   KernelSpec d = DecodeAttention8B("dec");
   ExpectFileCheck({d}, Sm(90),
                   absl::StrCat("CHECK-LABEL: .entry dec(\nCHECK: ld.global.nc\nCHECK: ex2.approx.ftz.f32\n",
                                "CHECK: st.global.v4.f32\n", kLastBlockMerge, R"(CHECK-NOT: ld.volatile.global
 CHECK-NOT: ld.global.nc
+CHECK-COUNT-8: ld.global.cg.v4.f32
+CHECK-NOT: bar.sync
 CHECK: ld.global.cg.v2.f32
 CHECK-NOT: ld.volatile.global
 CHECK-NOT: ld.global.nc
@@ -329,7 +332,7 @@ TEST(CodegenFileCheck, DecodeAttentionWithRopeReadsTheCacheCoherently) {
   wide.head_dim = 256;
   wide.kv_f16 = false;
   ExpectFileCheck({d, wide}, Sm(90),
-                  absl::StrCat(CoherentCacheChecks("decr", 512, "st.global.b16", {"ld.global.v4.u32", "ld.global.u64"}),
+                  absl::StrCat(CoherentCacheChecks("decr", 512, "st.global.b16", {"ld.global.u64", "ld.global.v4.u32"}),
                                CoherentCacheChecks("decr_wide", 1024, "st.global.f32", {"ld.global.v4.f32"})));
 }
 
@@ -357,6 +360,53 @@ CHECK-COUNT-8: ld.global.cg.f32
 CHECK: shfl.sync.bfly
 CHECK-NOT: ld.global
 CHECK: bar.sync
+)");
+}
+
+// The first round of value rows (8 f16 rows a thread) is loaded right
+// after step 0's barrier, before the key rows, and converted only after
+// them: its round trip overlaps the scores' and the softmax's.
+// Unfused under programmatic launch, both go through L2 (ld.global.cg).
+TEST(CodegenFileCheck, DecodeAttentionLoadsTheFirstValuesWithTheKeys) {
+  KernelSpec d = FusedDecodeAttention8BUnderPdl("decv");
+  KernelSpec u = DecodeAttention8B("decu");
+  u.kv_f16 = true;
+  u.programmatic_launch = true;
+  ExpectFileCheck({d, u}, Sm(90), R"(
+CHECK-LABEL: .entry decv(
+CHECK: griddepcontrol.wait;
+CHECK: bar.sync
+CHECK-COUNT-8: ld.global.u64
+CHECK-NOT: cvt.f32.f16
+CHECK-NOT: bar.sync
+CHECK: ld.global.v4.u32
+CHECK: shfl.sync.bfly
+CHECK-LABEL: .entry decu(
+CHECK: griddepcontrol.wait;
+CHECK: bar.sync
+CHECK-COUNT-8: ld.global.cg.u64
+CHECK-NOT: cvt.f32.f16
+CHECK-NOT: bar.sync
+CHECK: ld.global.cg.v4.u32
+CHECK: shfl.sync.bfly
+)");
+}
+
+// attention.blocks_per_sm caps the registers so that many blocks fit an
+// SM: 65536 / (256 threads x 2) = 128; by default only the block size
+// caps them (255 at 256 threads).
+TEST(CodegenFileCheck, DecodeAttentionBlocksPerSmCapsRegisters) {
+  KernelSpec two = FusedDecodeAttention8BUnderPdl("dec2");
+  two.attention.threads = 256;
+  two.attention.blocks_per_sm = 2;
+  KernelSpec one = two;
+  one.name = "dec1";
+  one.attention.blocks_per_sm = 1;
+  ExpectFileCheck({two, one}, Sm(90), R"(
+CHECK-LABEL: .entry dec2(
+CHECK: .maxnreg 128
+CHECK-LABEL: .entry dec1(
+CHECK: .maxnreg 255
 )");
 }
 
@@ -612,6 +662,14 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   short_cap.attention.split_positions = 32;
   short_cap.attention.min_split_positions = 64;
   ExpectBad(short_cap, "min_split_positions");
+  KernelSpec crowded = heads;
+  crowded.name = "decode_blocks_per_sm_9";
+  crowded.n_head = 4;
+  crowded.attention.threads = 256;
+  crowded.attention.blocks_per_sm = 9;
+  ExpectBad(crowded, "attention.blocks_per_sm = 9 must be >= 1 and leave blocks_per_sm * threads <= 2048");
+  crowded.attention.blocks_per_sm = 0;
+  ExpectBad(crowded, "attention.blocks_per_sm = 0");
   KernelSpec fused_base = heads;
   fused_base.name = "fused_low_base";
   fused_base.n_head = 4;
