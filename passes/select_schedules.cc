@@ -87,7 +87,8 @@ void AddFields(const google::protobuf::Message& m, const std::string& family, At
     const google::protobuf::FieldDescriptor* f = d->field(i);
     const std::string& n = f->name();
     if (family == "attention_decode" && (n == "query_block" || n == "key_block")) continue;
-    if (family == "attention_prefill" && (n == "split_positions" || n == "max_splits" || n == "min_split_positions"))
+    if (family == "attention_prefill" && (n == "split_positions" || n == "max_splits" || n == "min_split_positions" ||
+                                          n == "blocks_per_sm"))
       continue;
     if (family != "argmax" && (n == "block_cols" || n == "max_blocks")) continue;
     if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32)

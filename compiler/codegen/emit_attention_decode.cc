@@ -195,8 +195,8 @@ void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& 
   // split of its group with ld.global.cg.v4.f32, kRecordLoadsInFlight
   // loads in flight. With at least twice as many threads as chunks,
   // H groups of NC threads take every H-th split and add up through
-  // shared memory at the end. The last round is clamped to a live
-  // split and weighted 0 past the group's count.
+  // shared memory at the end. The first and the last round may reach
+  // past the group's count: those slots load split 0 and are left out.
   const int H = NT >= 2 * NC ? NT / NC : 1;
   const int TG = H > 1 ? NC : NT;  // threads per group
   const int per = (NC + TG - 1) / TG;
@@ -219,11 +219,12 @@ void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& 
     cnt = b.CreateSelect(b.CreateICmpULT(h, i32c(H)), cnt, i32c(0));
   }
   // A round: up to U of this thread's splits from t0 on; with `masked`,
-  // those past cnt are loaded from split h instead and left out of the
-  // sums (selected away, not weighted 0: with cnt = 0, split h may be dead
-  // and its record stale, NaN included). Loads first (issue), the weighted
-  // sums later (add), so a round's loads can be in flight before the
-  // weights exist.
+  // those past cnt load split 0 instead (live whenever there is a merge,
+  // and in range: a group h of a thread with cnt = 0 may be past
+  // max_splits) and are left out of the sums by a select, not a weight 0,
+  // so no stale value reaches them. Loads first (issue), the weighted sums
+  // later (add), so a round's loads can be in flight before the weights
+  // exist.
   struct Round {
     std::vector<Value*> ss, ok;
     std::vector<std::vector<std::vector<Value*>>> a;
@@ -235,7 +236,7 @@ void MergeSplits(KernelBuilder& kb, const DecodePlan& plan, const SplitRecords& 
       Value* t = b.CreateAdd(t0, i32c(u));
       Value* sp = b.CreateAdd(h, b.CreateMul(t, i32c(H)));
       Value* ok = masked ? b.CreateICmpSLT(t, cnt) : nullptr;
-      if (masked) sp = b.CreateSelect(ok, sp, h);
+      if (masked) sp = b.CreateSelect(ok, sp, i32c(0));
       r.ss.push_back(sp);
       r.ok.push_back(ok);
       for (int k = 0; k < per; ++k) r.a[u][k] = kb.LoadCgF32(rec.AccChunk(sp, cs[k]), 4, pinned);

@@ -90,6 +90,8 @@ class MatVecEmitter {
   // The block's work items (stream_stages, pipeline_loads): its row tiles
   // (fewer in the last block) times the whole chunks of a split.
   Value* BlockItems();
+  // fn(word) for every loaded word of `raw`, in order.
+  static void ForEachWord(Raw& raw, const std::function<void(Value*&)>& fn);
   void ResetAccumulators();
   void ProcessStaged(Value* piece, Value* active, Value* warp_first_piece);
   // Stages x (times norm_w) for pieces [first, first + n) of every token.
@@ -148,8 +150,9 @@ class MatVecEmitter {
   TileRows RowsOf(Value* tile);
   // The `unroll` pieces of this thread in chunk ci of the split.
   std::vector<Value*> ChunkPieces(Value* ci);
-  // stream_stages: item i is row tile tile0_ + i / n_full_, chunk
-  // i % n_full_; its copies go to stage i % stream_stages.
+  // stream_stages and pipeline_loads: item i is row tile tile0_ + i /
+  // n_full_, chunk i % n_full_; streamed, its copies go to stage i %
+  // stream_stages.
   Value* ItemTile(Value* item);
   Value* ItemChunk(Value* item);
   Value* ItemStage(Value* item);
@@ -344,9 +347,7 @@ void MatVecEmitter::FullChunk(Value* ci, Raw raw) {
   if (plan_.fmt.staged) {
     for (Value* p : pieces) ProcessStaged(p, nullptr, WarpFirstPiece(p));
   } else {
-    for (auto& per_row : raw)
-      for (auto& words : per_row)
-        for (Value*& w : words) w = kb_.Opaque(w);
+    ForEachWord(raw, [&](Value*& w) { w = kb_.Opaque(w); });
     ComputeDirect(pieces, std::vector<Value*>(pieces.size(), nullptr), raw);
   }
   if (!plan_.stage_all) kb_.Barrier();  // the chunk is restaged next
@@ -357,14 +358,10 @@ void MatVecEmitter::PipelineItems(Value* items, Raw first) {
   // one item early so the last one is computed with no loads behind it and
   // the dependents launch before its reduction.
   Raw held = first;
-  for (auto& per_row : held)
-    for (auto& words : per_row)
-      for (Value*& w : words) w = kb_.Var(w->getType(), w, "inflight");
+  ForEachWord(held, [&](Value*& w) { w = kb_.Var(w->getType(), w, "inflight"); });
   auto get = [&] {
     Raw raw = held;
-    for (auto& per_row : raw)
-      for (auto& words : per_row)
-        for (Value*& w : words) w = kb_.Get(w);
+    ForEachWord(raw, [&](Value*& w) { w = kb_.Get(w); });
     return raw;
   };
   Value* last = b_.CreateSub(items, kb_.I32c(1));
@@ -380,14 +377,21 @@ void MatVecEmitter::PipelineItems(Value* items, Raw first) {
       ReduceAndStore();
       ResetAccumulators();
     });
-    for (size_t u = 0; u < held.size(); ++u)
-      for (size_t r = 0; r < held[u].size(); ++r)
-        for (size_t k = 0; k < held[u][r].size(); ++k) kb_.Set(held[u][r][k], loaded[u][r][k]);
+    std::vector<Value*> words;
+    ForEachWord(loaded, [&](Value*& w) { words.push_back(w); });
+    size_t k = 0;
+    ForEachWord(held, [&](Value*& var) { kb_.Set(var, words[k++]); });
   }, /*unroll=*/1);
   SetTile(ItemTile(last));
   FullChunk(ItemChunk(last), get());
   kb_.GridDependencyLaunchDependents();
   ReduceAndStore();
+}
+
+void MatVecEmitter::ForEachWord(Raw& raw, const std::function<void(Value*&)>& fn) {
+  for (auto& per_row : raw)
+    for (auto& words : per_row)
+      for (Value*& w : words) fn(w);
 }
 
 Value* MatVecEmitter::BlockItems() {

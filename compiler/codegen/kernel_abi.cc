@@ -104,7 +104,7 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
     return absl::OkStatus();
   };
   if (m.pipeline_loads) {
-    if (GetFormatGeometry(spec.weight).staged)
+    if (g.staged)
       return Bad(spec, absl::StrCat("matvec.pipeline_loads needs a weight format loaded straight into registers, not ",
                                     WeightFormatName(spec.weight), " (staged in shared memory)"));
     if (m.stream_stages != 0) return Bad(spec, "matvec.pipeline_loads and stream_stages exclude each other");
@@ -200,6 +200,12 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
     if (a.blocks_per_sm < 1 || int64_t{a.blocks_per_sm} * a.threads > 2048)
       return Bad(spec, absl::StrCat("attention.blocks_per_sm = ", a.blocks_per_sm, " must be >= 1 and leave ",
                                     "blocks_per_sm * threads <= 2048 (an SM's threads)"));
+    // A cap at or above 255 registers (the most a thread has) caps nothing:
+    // the same kernel as blocks_per_sm 1, so the tuner would time it twice.
+    if (a.blocks_per_sm > 1 && 65536 / (a.blocks_per_sm * a.threads) >= 255)
+      return Bad(spec, absl::StrCat("attention.blocks_per_sm = ", a.blocks_per_sm, " caps nothing at ", a.threads,
+                                    " threads (", 65536 / (a.blocks_per_sm * a.threads),
+                                    " registers a thread); use 1"));
     if (spec.n_head / spec.n_head_kv > 16) return Bad(spec, "more than 16 query heads per KV head");
     if (spec.rope_fused) {
       s = CheckRope(spec);

@@ -104,9 +104,8 @@ class KernelBuilder {
   // before griddepcontrol.wait) read their predecessor's output stale
   // through .nc and right through .cg (bench/RESULTS.md, 2026-12-03). A
   // plain load is no way out: LLVM turns loads through a read-only noalias
-  // parameter into ld.global.nc. `pinned` as LoadCg's (the .nc load is an
-  // ordinary load, which LLVM keeps ahead of the barriers between it and
-  // its use).
+  // parameter into ld.global.nc. `pinned` as LoadCg's; it only binds the
+  // L2 path: the .nc load is an invariant load, which LLVM may still move.
   llvm::Value* LoadInput(llvm::Type* type, llvm::Value* ptr, unsigned align, bool pinned = false);
   std::vector<llvm::Value*> LoadInput4xF32(llvm::Value* ptr, bool pinned = false);
   void Store4xF32(llvm::Value* ptr, const std::vector<llvm::Value*>& v);

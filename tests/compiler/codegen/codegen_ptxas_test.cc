@@ -151,6 +151,7 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
       {WeightFormat::kQ6_K, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 2, 1},
   };
   std::vector<KernelSpec> specs;
+  int flipped = 0;  // pipeline_loads flipped and still valid
   for (const Row& r : table) {
     // The tuned schedule also with its weights streamed through shared
     // memory, 3 stages (direct formats), and with pipeline_loads flipped.
@@ -181,37 +182,43 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
       // The variants of a wide schedule may not fit (shared memory, whole
       // chunks); the shipped ones must.
       if (std::string(variant) != "tuned" && !ValidateKernelSpec(s, Sm(90)).ok()) continue;
+      flipped += pipelined;
       specs.push_back(s);
     }
   }
+  EXPECT_GE(flipped, 10);
   CheckPtxas(specs, Sm(90));
 }
 
 // Decode attention over its tuning space (schedules/spaces.txtpb: threads x
-// max_splits, split_positions covering Qwen3's 40960 positions as the tuner
-// sets it) at the Qwen3-8B shape, f16 and f32 caches: no spills anywhere the
-// tuner may land. Schedules over 48 KiB of shared memory are skipped, as
-// the tuner rejects them.
+// max_splits x blocks_per_sm, split_positions covering Qwen3's 40960
+// positions as the tuner sets it) at the Qwen3-8B shape, f16 and f32
+// caches: no spills anywhere the tuner may land, the shipped 256-thread
+// entry capped for 2 blocks an SM included. Schedules the ABI rejects (over
+// 48 KiB of shared memory, a cap that caps nothing) are skipped, as the
+// tuner skips them.
 TEST(CodegenPtxas, AttentionDecodeSpaceSm90) {
   const Target target = Sm(90);
   std::vector<KernelSpec> specs;
   for (bool f16 : {true, false})
     for (int threads : {64, 128, 256})
-      for (int max_splits : {16, 32, 64, 128}) {
-        KernelSpec d;
-        d.name = absl::StrCat("dec_b8_", f16 ? "f16" : "f32", "_t", threads, "_s", max_splits);
-        d.family = Family::kAttentionDecode;
-        d.n_head = 32;
-        d.n_head_kv = 8;
-        d.head_dim = 128;
-        d.kv_f16 = f16;
-        d.programmatic_launch = true;
-        d.attention.threads = threads;
-        d.attention.max_splits = max_splits;
-        d.attention.split_positions = (40960 / max_splits + 31) / 32 * 32;
-        if (ValidateKernelSpec(d, target).ok()) specs.push_back(d);
-      }
-  EXPECT_GE(specs.size(), 18u);
+      for (int max_splits : {16, 32, 64, 128})
+        for (int blocks : {1, 2}) {
+          KernelSpec d;
+          d.name = absl::StrCat("dec_b8_", f16 ? "f16" : "f32", "_t", threads, "_s", max_splits, "_b", blocks);
+          d.family = Family::kAttentionDecode;
+          d.n_head = 32;
+          d.n_head_kv = 8;
+          d.head_dim = 128;
+          d.kv_f16 = f16;
+          d.programmatic_launch = true;
+          d.attention.threads = threads;
+          d.attention.max_splits = max_splits;
+          d.attention.split_positions = (40960 / max_splits + 31) / 32 * 32;
+          d.attention.blocks_per_sm = blocks;
+          if (ValidateKernelSpec(d, target).ok()) specs.push_back(d);
+        }
+  EXPECT_GE(specs.size(), 24u);
   CheckPtxas(specs, target);
 }
 }  // namespace

@@ -392,6 +392,41 @@ CHECK: shfl.sync.bfly
 )");
 }
 
+// pipeline_loads: after the staging's barrier the K loop's first body
+// issues the next item's 12 weight loads (4 rows x 3 of a Q4_K piece)
+// before any dp4a of the current item, whose words were loaded before
+// griddepcontrol.wait. Without it, the first item is computed first.
+TEST(CodegenFileCheck, PipelinedMatVecLoadsTheNextItemFirst) {
+  KernelSpec s = testing::MatVec("mvpipe", WeightFormat::kQ4_K, 24576, 4096, Prologue::kRmsNorm,
+                                 Epilogue::kSiluMulPairs);
+  s.matvec.threads = 128;
+  s.matvec.rows_per_block = 16;
+  s.matvec.row_groups = 4;
+  s.matvec.unroll = 1;
+  s.matvec.stage_all = true;
+  s.matvec.int8_activations = true;
+  s.matvec.row_tiles = 4;
+  s.programmatic_launch = true;
+  KernelSpec plain = s;
+  plain.name = "mvplain";
+  s.matvec.pipeline_loads = true;
+  ExpectFileCheck({s, plain}, Sm(90), R"(
+CHECK-LABEL: .entry mvpipe(
+CHECK-COUNT-12: ld.global.nc.v4.u32
+CHECK: griddepcontrol.wait;
+CHECK: bar.sync
+CHECK-NOT: dp4a.u32.s32
+CHECK-COUNT-12: ld.global.nc.v4.u32
+CHECK: dp4a.u32.s32
+CHECK-LABEL: .entry mvplain(
+CHECK-COUNT-12: ld.global.nc.v4.u32
+CHECK: griddepcontrol.wait;
+CHECK: bar.sync
+CHECK-NOT: ld.global.nc.v4.u32
+CHECK: dp4a.u32.s32
+)");
+}
+
 // attention.blocks_per_sm caps the registers so that many blocks fit an
 // SM: 65536 / (256 threads x 2) = 128; by default only the block size
 // caps them (255 at 256 threads).
@@ -611,6 +646,9 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   piped_uneven.name = "pipeline_uneven";
   piped_uneven.matvec.unroll = 3;
   ExpectBad(piped_uneven, "matvec.pipeline_loads: a split's 64 pieces are not whole chunks");
+  // Every pipelined case of the GPU test is a valid spec that LLVM compiles.
+  absl::StatusOr<CompiledModule> pipelined = EmitPtx(testing::PipelinedMatVecs(), Sm(90));
+  EXPECT_TRUE(pipelined.ok()) << pipelined.status();
   KernelSpec piped_streamed = stream;
   piped_streamed.name = "pipeline_streamed";
   piped_streamed.matvec.pipeline_loads = true;
@@ -670,6 +708,9 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   ExpectBad(crowded, "attention.blocks_per_sm = 9 must be >= 1 and leave blocks_per_sm * threads <= 2048");
   crowded.attention.blocks_per_sm = 0;
   ExpectBad(crowded, "attention.blocks_per_sm = 0");
+  crowded.attention.threads = 128;
+  crowded.attention.blocks_per_sm = 2;
+  ExpectBad(crowded, "attention.blocks_per_sm = 2 caps nothing at 128 threads (256 registers a thread); use 1");
   KernelSpec fused_base = heads;
   fused_base.name = "fused_low_base";
   fused_base.n_head = 4;

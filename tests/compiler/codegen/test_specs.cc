@@ -119,9 +119,11 @@ struct WorkItemCase {
   int64_t rows, cols;
 };
 
-KernelSpec WorkItemSpec(const std::string& prefix, int k, const WorkItemCase& c) {
-  KernelSpec st = MatVec(absl::StrCat(prefix, k, "_", WeightFormatName(c.f), "_", ProName(c.p), "_", EpiName(c.e),
-                                      "_s", c.stages, c.int8 ? "_i8" : "_f"),
+// Named prefix + k + format, prologue, epilogue + `how` (e.g. "_s3": three
+// stream stages) + float or int8.
+KernelSpec WorkItemSpec(const std::string& prefix, int k, const std::string& how, const WorkItemCase& c) {
+  KernelSpec st = MatVec(absl::StrCat(prefix, k, "_", WeightFormatName(c.f), "_", ProName(c.p), "_", EpiName(c.e), how,
+                                      c.int8 ? "_i8" : "_f"),
                          c.f, c.rows, c.cols, c.p, c.e, c.tokens);
   st.matvec.threads = c.threads;
   st.matvec.rows_per_block = c.rows_per_block;
@@ -167,7 +169,7 @@ std::vector<KernelSpec> StreamedMatVecs() {
   std::vector<KernelSpec> out;
   int k = 0;
   for (const WorkItemCase& c : WorkItemCases()) {
-    KernelSpec st = WorkItemSpec("mvst", k++, c);
+    KernelSpec st = WorkItemSpec("mvst", k++, absl::StrCat("_s", c.stages), c);
     st.matvec.stream_stages = c.stages;
     st.matvec.release_early = c.stages == 3;
     out.push_back(st);
@@ -182,7 +184,7 @@ std::vector<KernelSpec> PipelinedMatVecs() {
   std::vector<KernelSpec> out;
   int k = 0;
   for (const WorkItemCase& c : WorkItemCases()) {
-    KernelSpec st = WorkItemSpec("mvpl", k++, c);
+    KernelSpec st = WorkItemSpec("mvpl", k++, "", c);
     st.matvec.pipeline_loads = true;
     out.push_back(st);
   }
@@ -195,7 +197,7 @@ std::vector<KernelSpec> PipelinedMatVecs() {
       {WeightFormat::kF16, Prologue::kNone, Epilogue::kStore, 1, 64, 4, 2, 2, 1, 0, 1, false, 300, 2048},
   };
   for (const WorkItemCase& c : more) {
-    KernelSpec st = WorkItemSpec("mvpl", k++, c);
+    KernelSpec st = WorkItemSpec("mvpl", k++, "", c);
     st.matvec.pipeline_loads = true;
     st.matvec.stage_all = c.row_tiles > 1;
     out.push_back(st);
