@@ -244,20 +244,28 @@ TEST(CodegenFileCheck, ActivationsAreReadCoherentlyUnderProgrammaticLaunch) {
   }
 }
 
+// A Q4_K matvec as the sm_90 table schedules the 8B model's: 128 threads,
+// 4 row groups, one piece a step, the split staged once as int8, under
+// programmatic launch.
+KernelSpec StagedInt8Q4K(const char* name, int64_t rows, int rows_per_block, Epilogue epilogue) {
+  KernelSpec mv = testing::MatVec(name, WeightFormat::kQ4_K, rows, 4096, Prologue::kRmsNorm, epilogue);
+  mv.programmatic_launch = true;
+  mv.matvec.threads = 128;
+  mv.matvec.rows_per_block = rows_per_block;
+  mv.matvec.row_groups = 4;
+  mv.matvec.unroll = 1;
+  mv.matvec.stage_all = true;
+  mv.matvec.int8_activations = true;
+  return mv;
+}
+
 // The int8 staging issues a thread's 8 activation loads (4096 columns, 128
 // threads) before its first shared-memory store: the L2-only loads of
 // programmatic launch are inline asm that LLVM keeps below earlier stores,
 // and one load per store waited a round trip each (Q4_K_M decode 11 %
 // slower on the H200, bench/RESULTS.md 2026-12-03 session 3).
 TEST(CodegenFileCheck, Int8StagingIssuesItsLoadsTogether) {
-  KernelSpec mv = testing::MatVec("mv_i8", WeightFormat::kQ4_K, 256, 4096, Prologue::kRmsNorm);
-  mv.programmatic_launch = true;
-  mv.matvec.threads = 128;
-  mv.matvec.rows_per_block = 8;
-  mv.matvec.row_groups = 4;
-  mv.matvec.unroll = 1;
-  mv.matvec.stage_all = true;
-  mv.matvec.int8_activations = true;
+  KernelSpec mv = StagedInt8Q4K("mv_i8", 256, 8, Epilogue::kStore);
   std::string checks = "CHECK-LABEL: .entry mv_i8(\nCHECK: griddepcontrol.wait;\n";
   for (int i = 0; i < 8; ++i) absl::StrAppend(&checks, "CHECK-NOT: st.shared\nCHECK: ld.global.cg.v4.f32\n");
   ExpectFileCheck({mv}, Sm(90), checks);
@@ -397,16 +405,8 @@ CHECK: shfl.sync.bfly
 // before any dp4a of the current item, whose words were loaded before
 // griddepcontrol.wait. Without it, the first item is computed first.
 TEST(CodegenFileCheck, PipelinedMatVecLoadsTheNextItemFirst) {
-  KernelSpec s = testing::MatVec("mvpipe", WeightFormat::kQ4_K, 24576, 4096, Prologue::kRmsNorm,
-                                 Epilogue::kSiluMulPairs);
-  s.matvec.threads = 128;
-  s.matvec.rows_per_block = 16;
-  s.matvec.row_groups = 4;
-  s.matvec.unroll = 1;
-  s.matvec.stage_all = true;
-  s.matvec.int8_activations = true;
+  KernelSpec s = StagedInt8Q4K("mvpipe", 24576, 16, Epilogue::kSiluMulPairs);
   s.matvec.row_tiles = 4;
-  s.programmatic_launch = true;
   KernelSpec plain = s;
   plain.name = "mvplain";
   s.matvec.pipeline_loads = true;
