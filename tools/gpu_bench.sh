@@ -8,6 +8,9 @@
 #      KILN_BENCH_ARGS        extra `kiln bench` flags
 #      KILN_NCU               a kernel-name regex: Nsight Compute sections for the
 #                             first matching kernels of `kiln profile` (ncu-TYPE.txt)
+#      KILN_NCU_ARGS          more ncu flags, e.g. "--section SourceCounters
+#                             --section InstructionStats -c 2" (stalls per SASS
+#                             instruction; a later -c overrides the default 8)
 set -uo pipefail
 BIN=$1 LOG=$2
 shift 2
@@ -45,9 +48,10 @@ PY
   if [ -n "${KILN_NCU:-}" ]; then
     # Hardware counters; the clocks are left alone (device library METHOD.md).
     NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    # shellcheck disable=SC2086  # KILN_NCU_ARGS is a list of ncu flags
     timeout 120 "$NCU" --clock-control none -k "regex:$KILN_NCU" -c 8 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-      --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis ${KILN_NCU_ARGS:-} \
       "$BIN/kiln" profile -b "$W/8b-$TYPE.kiln" -m "$W/8b-$TYPE.gguf" > "$LOG/ncu-$TYPE.txt" 2>&1
     echo "ncu exit $?"
   fi
