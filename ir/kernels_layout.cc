@@ -1,5 +1,5 @@
 // Interpreter kernels of the layout ops that `load` uses to repack weights
-// (q8_0_split, concat_rows, interleave_rows), of slice and swiglu, which
+// (q8_0_split, q6_k_split, concat_rows, interleave_rows), of slice and swiglu, which
 // read packed matmul results, and of arena (no effect).
 #include <algorithm>
 #include <cmath>
@@ -44,16 +44,23 @@ HostTensor EmptyLike(const HostTensor& like, std::vector<int64_t> dims) {
   return HostTensor::FromFloats(like.dtype(), std::move(dims), {});
 }
 
+// The quantization blocks of a split's operand w: how many there are, or a
+// DataLossError naming `op` when w's bytes are not that many blocks.
+absl::StatusOr<int64_t> SplitBlocks(const HostTensor& w, const char* op, int block_bytes, int block_elems) {
+  const int64_t blocks = w.num_elements() / block_elems;
+  if (static_cast<int64_t>(w.bytes().size()) != blocks * block_bytes)
+    return absl::DataLossError(
+        absl::StrCat(op, ": ", w.bytes().size(), " bytes for ", blocks, " blocks of ", block_bytes));
+  return blocks;
+}
+
 }  // namespace
 
 absl::Status EvalQ8_0Split(EvalContext& ctx) {
   const HostTensor& w = *ctx.operands[0];
   constexpr int kBlockBytes = 34, kBlockElems = 32;  // spec/quant-formats.md §2
+  ASSIGN_OR_RETURN(const int64_t blocks, SplitBlocks(w, "q8_0_split", kBlockBytes, kBlockElems));
   absl::Span<const uint8_t> b = w.bytes();
-  const int64_t blocks = w.num_elements() / kBlockElems;
-  if (static_cast<int64_t>(b.size()) != blocks * kBlockBytes)
-    return absl::DataLossError(
-        absl::StrCat("q8_0_split: ", b.size(), " bytes for ", blocks, " blocks of ", kBlockBytes));
   HostTensor& qs = ctx.Output(0);
   HostTensor& d = ctx.Output(1);
   for (int64_t i = 0; i < blocks; ++i) {
@@ -70,11 +77,8 @@ absl::Status EvalQ8_0Split(EvalContext& ctx) {
 absl::Status EvalQ6_KSplit(EvalContext& ctx) {
   const HostTensor& w = *ctx.operands[0];
   constexpr int kBlockBytes = 210, kDataBytes = 208, kBlockElems = 256;  // spec/quant-formats.md §7
+  ASSIGN_OR_RETURN(const int64_t blocks, SplitBlocks(w, "q6_k_split", kBlockBytes, kBlockElems));
   absl::Span<const uint8_t> b = w.bytes();
-  const int64_t blocks = w.num_elements() / kBlockElems;
-  if (static_cast<int64_t>(b.size()) != blocks * kBlockBytes)
-    return absl::DataLossError(
-        absl::StrCat("q6_k_split: ", b.size(), " bytes for ", blocks, " blocks of ", kBlockBytes));
   HostTensor& data = ctx.Output(0);
   HostTensor& d = ctx.Output(1);
   std::vector<uint8_t>& out = data.owned_bytes();
