@@ -75,17 +75,23 @@ class MatVecEmitter {
  private:
   // A direct format's loaded words: [piece u][row of the group][word].
   using Raw = std::vector<std::vector<std::vector<Value*>>>;
+  // Called once piece u's row r has been added to its accumulator (its
+  // words are dead from there on).
+  using RowDone = std::function<void(size_t u, int r)>;
   // LoadDirect issues the weight loads of pieces[u] (clamped piece indices)
   // for every row of the group; ComputeDirect decodes and accumulates them,
   // `active[u]` masking tail pieces (nullptr: all active).
   Raw LoadDirect(const std::vector<Value*>& pieces);
-  void ComputeDirect(const std::vector<Value*>& pieces, const std::vector<Value*>& active, const Raw& raw);
+  void ComputeDirect(const std::vector<Value*>& pieces, const std::vector<Value*>& active, const Raw& raw,
+                     const RowDone* row_done = nullptr);
   // Full chunk ci of the current tile: stages its activations (unless
   // stage_all), then computes it from `raw` (direct formats: its loaded
   // words; loaded here when empty) or from the staged windows.
-  void FullChunk(Value* ci, Raw raw);
+  void FullChunk(Value* ci, Raw raw, const RowDone* row_done = nullptr);
   // pipeline_loads: the block's items one after another, the loads of item
-  // i + 1 issued before item i is computed; `first`: item 0's loads.
+  // i + 1 issued before item i is computed (pipeline_rows: each (piece,
+  // row)'s as soon as item i's same (piece, row) is computed, into the
+  // registers it leaves); `first`: item 0's loads.
   void PipelineItems(Value* items, Raw first);
   // The block's work items (stream_stages, pipeline_loads): its row tiles
   // (fewer in the last block) times the whole chunks of a split.
@@ -128,15 +134,18 @@ class MatVecEmitter {
   // Adds one piece's contribution: the activations of its columns are read
   // once, then each row is decoded (decode(r)) right before its FMAs, so
   // only one row's weights are live at a time.
-  void Accumulate(const std::function<std::vector<Segment>(int)>& decode, Value* active);
-  void AccumulateInt8(const std::function<std::vector<Segment>(int)>& decode, Value* active);
+  // row_done(r), when given, runs once row r is added.
+  using RowFn = std::function<void(int r)>;
+  void Accumulate(const std::function<std::vector<Segment>(int)>& decode, Value* active,
+                  const RowFn* row_done = nullptr);
+  void AccumulateInt8(const std::function<std::vector<Segment>(int)>& decode, Value* active, const RowFn* row_done);
   // The loops both paths share: the group's rows, the piece's segments
   // (segs0: row 0's, decode(r): row r's), tokens. stage(si, t) reads what
   // segment si of token t needs from shared memory; dot(s, si, t) is the
   // segment's contribution to its row.
   void AccumulateSegments(const std::vector<Segment>& segs0, const std::function<std::vector<Segment>(int)>& decode,
                           Value* active, const std::function<void(size_t, int)>& stage,
-                          const std::function<Value*(const Segment&, size_t, int)>& dot);
+                          const std::function<Value*(const Segment&, size_t, int)>& dot, const RowFn* row_done);
   // acc[r][t] += contrib[t] (0 where `active` is false).
   void AddToRow(int r, const std::vector<Value*>& contrib, Value* active);
   void ReduceAndStore();
@@ -226,7 +235,6 @@ absl::Status MatVecEmitter::Emit() {
     p_end_ = b_.CreateAdd(p_begin_, kb_.I32c(span_pieces));
   }
   const int GT = plan_.group_threads;
-  const int U = plan_.unroll;
   const int64_t CP = plan_.chunk_pieces;
   n_full_ = span_pieces / CP;
   xs_ = kb_.DynamicShared();
@@ -336,7 +344,7 @@ absl::Status MatVecEmitter::Emit() {
   return absl::OkStatus();
 }
 
-void MatVecEmitter::FullChunk(Value* ci, Raw raw) {
+void MatVecEmitter::FullChunk(Value* ci, Raw raw, const RowDone* row_done) {
   Value* base = b_.CreateAdd(p_begin_, b_.CreateMul(ci, kb_.I32c(plan_.chunk_pieces)));
   std::vector<Value*> pieces = ChunkPieces(ci);
   if (!plan_.fmt.staged && raw.empty()) raw = LoadDirect(pieces);  // in flight during the staging
@@ -348,7 +356,7 @@ void MatVecEmitter::FullChunk(Value* ci, Raw raw) {
     for (Value* p : pieces) ProcessStaged(p, nullptr, WarpFirstPiece(p));
   } else {
     ForEachWord(raw, [&](Value*& w) { w = kb_.Opaque(w); });
-    ComputeDirect(pieces, std::vector<Value*>(pieces.size(), nullptr), raw);
+    ComputeDirect(pieces, std::vector<Value*>(pieces.size(), nullptr), raw, row_done);
   }
   if (!plan_.stage_all) kb_.Barrier();  // the chunk is restaged next
 }
@@ -367,12 +375,26 @@ void MatVecEmitter::PipelineItems(Value* items, Raw first) {
   Value* last = b_.CreateSub(items, kb_.I32c(1));
   kb_.For(kb_.I32c(0), last, kb_.I32c(1), [&](Value* i) {
     Value* next = b_.CreateAdd(i, kb_.I32c(1));
-    SetTile(ItemTile(next));
-    Raw loaded = LoadDirect(ChunkPieces(ItemChunk(next)));
+    std::vector<Value*> next_pieces = ChunkPieces(ItemChunk(next));
+    Raw loaded;
+    RowDone load_row;
+    if (plan_.pipeline_rows) {
+      // Each (piece, row) of item i + 1 is loaded once item i's is added,
+      // pinned there so LLVM does not sink the load to the loop's end.
+      TileRows rows = RowsOf(ItemTile(next));
+      loaded.assign(next_pieces.size(), std::vector<std::vector<Value*>>(plan_.rows_per_group));
+      load_row = [&, rows](size_t u, int r) {
+        loaded[u][r] = dec_.Load(kb_, {rows.row[r], rows.scale_row[r], next_pieces[u]}, nullptr);
+        for (Value*& w : loaded[u][r]) w = kb_.Opaque(w);
+      };
+    } else {
+      SetTile(ItemTile(next));
+      loaded = LoadDirect(next_pieces);
+    }
     Raw current = get();
     SetTile(ItemTile(i));
     Value* ci = ItemChunk(i);
-    FullChunk(ci, std::move(current));
+    FullChunk(ci, std::move(current), plan_.pipeline_rows ? &load_row : nullptr);
     kb_.If(b_.CreateICmpEQ(ci, kb_.I32c(n_full_ - 1)), [&] {  // the tile's last chunk
       ReduceAndStore();
       ResetAccumulators();
@@ -549,13 +571,13 @@ MatVecEmitter::Raw MatVecEmitter::LoadDirect(const std::vector<Value*>& pieces) 
   return raw;
 }
 
-void MatVecEmitter::ComputeDirect(const std::vector<Value*>& pieces, const std::vector<Value*>& active, const Raw& raw) {
-  const int R = plan_.rows_per_group;
+void MatVecEmitter::ComputeDirect(const std::vector<Value*>& pieces, const std::vector<Value*>& active, const Raw& raw,
+                                  const RowDone* row_done) {
   for (size_t u = 0; u < pieces.size(); ++u) {
+    RowFn done = [&](int r) { (*row_done)(u, r); };
     Accumulate([&](int r) { return dec_.Decode(kb_, {rowptr_[r], scale_row_[r], pieces[u]}, raw[u][r]); },
-               active[u]);
+               active[u], row_done != nullptr ? &done : nullptr);
   }
-  (void)R;
 }
 
 void MatVecEmitter::StageActivations(Value* first_piece, Value* n_pieces) {
@@ -736,8 +758,9 @@ void MatVecEmitter::ProcessStaged(Value* piece, Value* active, Value* warp_first
   kb_.SyncWarp();  // the buffers are refilled next
 }
 
-void MatVecEmitter::Accumulate(const std::function<std::vector<Segment>(int)>& decode, Value* active) {
-  if (plan_.int8_x) return AccumulateInt8(decode, active);
+void MatVecEmitter::Accumulate(const std::function<std::vector<Segment>(int)>& decode, Value* active,
+                               const RowFn* row_done) {
+  if (plan_.int8_x) return AccumulateInt8(decode, active, row_done);
   const int TT = plan_.tokens;
   std::vector<Segment> segs0 = decode(0);
   // Activations of the piece's columns, per segment and token, and their
@@ -773,10 +796,11 @@ void MatVecEmitter::Accumulate(const std::function<std::vector<Segment>(int)>& d
     if (bb != nullptr) c = kb_.Fma(bb, sum[si][t], c);
     return c;
   };
-  AccumulateSegments(segs0, decode, active, stage, dot);
+  AccumulateSegments(segs0, decode, active, stage, dot, row_done);
 }
 
-void MatVecEmitter::AccumulateInt8(const std::function<std::vector<Segment>(int)>& decode, Value* active) {
+void MatVecEmitter::AccumulateInt8(const std::function<std::vector<Segment>(int)>& decode, Value* active,
+                                   const RowFn* row_done) {
   const int TT = plan_.tokens;
   std::vector<Segment> segs0 = decode(0);
   // Per segment and token: the activation code words of its columns, their
@@ -838,13 +862,14 @@ void MatVecEmitter::AccumulateInt8(const std::function<std::vector<Segment>(int)
     if (bb != nullptr) c = kb_.Fma(bb, x.sum, c);
     return c;
   };
-  AccumulateSegments(segs0, decode, active, stage, dot);
+  AccumulateSegments(segs0, decode, active, stage, dot, row_done);
 }
 
 void MatVecEmitter::AccumulateSegments(const std::vector<Segment>& segs0,
                                        const std::function<std::vector<Segment>(int)>& decode, Value* active,
                                        const std::function<void(size_t, int)>& stage,
-                                       const std::function<Value*(const Segment&, size_t, int)>& dot) {
+                                       const std::function<Value*(const Segment&, size_t, int)>& dot,
+                                       const RowFn* row_done) {
   const int R = plan_.rows_per_group, TT = plan_.tokens;
   const size_t S = segs0.size();
   // One token: the activations are read once for all rows. Several: re-read
@@ -862,6 +887,7 @@ void MatVecEmitter::AccumulateSegments(const std::vector<Segment>& segs0,
         contrib[t] = contrib[t] == nullptr ? c : b_.CreateFAdd(contrib[t], c);
       }
     AddToRow(r, contrib, active);
+    if (row_done != nullptr) (*row_done)(r);
   }
 }
 

@@ -34,6 +34,20 @@ absl::Status CheckThreads(const KernelSpec& spec, int threads, absl::string_view
   return absl::OkStatus();
 }
 
+// blocks_per_sm (matvec, decode attention): .maxnreg leaves registers for
+// that many blocks of `threads` on an SM (kernel_builder.cc).
+absl::Status CheckBlocksPerSm(const KernelSpec& spec, int blocks, int threads, absl::string_view which) {
+  if (blocks < 1 || int64_t{blocks} * threads > 2048)
+    return Bad(spec, absl::StrCat(which, ".blocks_per_sm = ", blocks, " must be >= 1 and leave ",
+                                  "blocks_per_sm * threads <= 2048 (an SM's threads)"));
+  // A cap at or above 255 registers (the most a thread has) caps nothing:
+  // the same kernel as blocks_per_sm 1, so the tuner would time it twice.
+  if (blocks > 1 && 65536 / (blocks * threads) >= 255)
+    return Bad(spec, absl::StrCat(which, ".blocks_per_sm = ", blocks, " caps nothing at ", threads, " threads (",
+                                  65536 / (blocks * threads), " registers a thread); use 1"));
+  return absl::OkStatus();
+}
+
 absl::Status CheckMatrix(const KernelSpec& spec) {
   if (spec.rows <= 0 || spec.cols <= 0)
     return Bad(spec, absl::StrCat("rows = ", spec.rows, ", cols = ", spec.cols, " must be positive"));
@@ -75,6 +89,7 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
   if ((m.rows_per_block / m.row_groups) * m.max_tokens > 64)
     return Bad(spec, "matvec: rows per group x max_tokens > 64 accumulators per thread");
   if (m.k_split < 1) return Bad(spec, "matvec.k_split must be >= 1");
+  if (s = CheckBlocksPerSm(spec, m.blocks_per_sm, m.threads, "matvec"); !s.ok()) return s;
   FormatGeometry g = GetFormatGeometry(spec.weight);
   int64_t pieces = spec.cols / g.piece_weights;
   if (m.k_split > 1) {
@@ -110,6 +125,8 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
     if (m.stream_stages != 0) return Bad(spec, "matvec.pipeline_loads and stream_stages exclude each other");
     if (absl::Status s = whole_chunks("pipeline_loads"); !s.ok()) return s;
   }
+  if (m.pipeline_rows && !m.pipeline_loads)
+    return Bad(spec, "matvec.pipeline_rows needs pipeline_loads (it says when the next item's loads go out)");
   if (m.release_early && m.stream_stages == 0)
     return Bad(spec, "matvec.release_early needs stream_stages (it releases after the first copies)");
   if (m.stream_stages != 0) {
@@ -197,15 +214,7 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
     if (a.max_splits < 1 || a.max_splits > 65535) return Bad(spec, "attention.max_splits must be in [1, 65535]");
     if (a.min_split_positions < 1 || a.min_split_positions > a.split_positions)
       return Bad(spec, "attention.min_split_positions must be in [1, split_positions]");
-    if (a.blocks_per_sm < 1 || int64_t{a.blocks_per_sm} * a.threads > 2048)
-      return Bad(spec, absl::StrCat("attention.blocks_per_sm = ", a.blocks_per_sm, " must be >= 1 and leave ",
-                                    "blocks_per_sm * threads <= 2048 (an SM's threads)"));
-    // A cap at or above 255 registers (the most a thread has) caps nothing:
-    // the same kernel as blocks_per_sm 1, so the tuner would time it twice.
-    if (a.blocks_per_sm > 1 && 65536 / (a.blocks_per_sm * a.threads) >= 255)
-      return Bad(spec, absl::StrCat("attention.blocks_per_sm = ", a.blocks_per_sm, " caps nothing at ", a.threads,
-                                    " threads (", 65536 / (a.blocks_per_sm * a.threads),
-                                    " registers a thread); use 1"));
+    if (s = CheckBlocksPerSm(spec, a.blocks_per_sm, a.threads, "attention"); !s.ok()) return s;
     if (spec.n_head / spec.n_head_kv > 16) return Bad(spec, "more than 16 query heads per KV head");
     if (spec.rope_fused) {
       s = CheckRope(spec);
@@ -435,6 +444,7 @@ MatVecPlan PlanMatVec(const KernelSpec& spec) {
   }
   p.x_bytes = p.x_token_stride * p.tokens;
   p.pipeline = m.pipeline_loads;
+  p.pipeline_rows = m.pipeline_rows;
   p.stream_stages = m.stream_stages;
   if (p.stream_stages > 0) {
     p.stream_span_bytes = int64_t{kWarp} * p.fmt.block_bytes * p.fmt.piece_weights / p.fmt.block_elems;
@@ -636,6 +646,7 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
         abi.static_shared_bytes = p.shared_bytes;
         abi.dynamic_shared_bytes = p.x_bytes + p.stream_bytes;
         abi.max_tokens = p.tokens;
+        abi.min_blocks_per_sm = spec.matvec.blocks_per_sm;
       } else {
         GemmPlan p = PlanGemm(spec);
         abi.block = {p.threads, 1, 1};

@@ -60,6 +60,9 @@ struct MatVecPlan {
   // items with the next item's weight loads in flight during this one's
   // compute (direct formats; whole chunks).
   bool pipeline = false;
+  // pipeline_rows: the next item's loads of each (piece, row) go out once
+  // this item's same (piece, row) is computed.
+  bool pipeline_rows = false;
   // stream_stages: the weights' copies in dynamic shared memory after the
   // activations, at stream_offset. A warp's 32 consecutive pieces of a row
   // are one contiguous span of stream_span_bytes (and, planar Q8_0, their

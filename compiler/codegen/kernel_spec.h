@@ -80,6 +80,10 @@ struct MatVecSchedule {
   bool pipeline_loads = false;    // direct formats: the next work item's (chunk, or the next
                                   // row tile's first chunk) weight loads go out before this
                                   // one is computed, so they are in flight during its math
+  bool pipeline_rows = false;     // with pipeline_loads: each (piece, row) of the next item is
+                                  // loaded as soon as this item's same one is computed, into
+                                  // the registers it leaves (no second item's registers)
+  int blocks_per_sm = 1;          // registers capped (.maxnreg) so this many blocks fit an SM
 };
 
 struct GemmSchedule {

@@ -75,6 +75,8 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("stream_stages", s.matvec.stream_stages);
   get("release_early", s.matvec.release_early);
   get("pipeline_loads", s.matvec.pipeline_loads);
+  get("pipeline_rows", s.matvec.pipeline_rows);
+  get("blocks_per_sm", s.matvec.blocks_per_sm);
   get("tile_m", s.gemm.tile_m);
   get("tile_n", s.gemm.tile_n);
   get("tile_k", s.gemm.tile_k);

@@ -38,6 +38,8 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("stream_stages", s.matvec.stream_stages);
       f("release_early", s.matvec.release_early);
       f("pipeline_loads", s.matvec.pipeline_loads);
+      f("pipeline_rows", s.matvec.pipeline_rows);
+      f("blocks_per_sm", s.matvec.blocks_per_sm);
       return;
     case Family::kGemm:
       f("tile_m", s.gemm.tile_m);

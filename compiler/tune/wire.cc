@@ -52,6 +52,8 @@ void VisitSpec(KernelSpec& s, F&& f) {
   f("matvec.stream_stages", s.matvec.stream_stages);
   f("matvec.release_early", s.matvec.release_early);
   f("matvec.pipeline_loads", s.matvec.pipeline_loads);
+  f("matvec.pipeline_rows", s.matvec.pipeline_rows);
+  f("matvec.blocks_per_sm", s.matvec.blocks_per_sm);
   f("gemm.tile_m", s.gemm.tile_m);
   f("gemm.tile_n", s.gemm.tile_n);
   f("gemm.tile_k", s.gemm.tile_k);

@@ -152,12 +152,15 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
   };
   std::vector<KernelSpec> specs;
   int flipped = 0;  // pipeline_loads flipped and still valid
+  int by_rows = 0;  // pipeline_rows valid
   for (const Row& r : table) {
     // The tuned schedule also with its weights streamed through shared
-    // memory, 3 stages (direct formats), and with pipeline_loads flipped.
-    for (const char* variant : {"default", "tuned", "streamed", "pipelined"}) {
+    // memory, 3 stages (direct formats), with pipeline_loads flipped, and
+    // pipelined row by row (pipeline_rows).
+    for (const char* variant : {"default", "tuned", "streamed", "pipelined", "rows"}) {
       const bool streamed = std::string(variant) == "streamed";
       const bool pipelined = std::string(variant) == "pipelined";
+      const bool rows = std::string(variant) == "rows";
       if (streamed && !StreamableFormat(r.f)) continue;
       KernelSpec s = testing::MatVec(absl::StrCat("b8_", WeightFormatName(r.f), "_", r.shape, "_", variant), r.f,
                                      r.rows, r.cols, r.pro, r.epi);
@@ -173,6 +176,7 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
         s.matvec.pipeline_loads = r.pipeline;
       }
       if (pipelined) s.matvec.pipeline_loads = !s.matvec.pipeline_loads;
+      if (rows) s.matvec.pipeline_loads = s.matvec.pipeline_rows = true;
       if (streamed) {
         s.matvec.stage_all = true;
         s.matvec.stream_stages = 3;
@@ -183,10 +187,12 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
       // chunks); the shipped ones must.
       if (std::string(variant) != "tuned" && !ValidateKernelSpec(s, Sm(90)).ok()) continue;
       flipped += pipelined;
+      by_rows += rows;
       specs.push_back(s);
     }
   }
   EXPECT_GE(flipped, 10);
+  EXPECT_GE(by_rows, 10);
   CheckPtxas(specs, Sm(90));
 }
 

@@ -427,6 +427,33 @@ CHECK: dp4a.u32.s32
 )");
 }
 
+// pipeline_rows: the K loop's body computes row 0 of the current item
+// (its dp4a) before any load of the next item, then loads the next item's
+// row r (3 words of a Q4_K piece) right after row r's math, 4 rows in turn.
+// matvec.blocks_per_sm 3 caps 128 threads at 65536 / 384 -> 168 registers.
+TEST(CodegenFileCheck, PipelinedRowsLoadEachRowAfterItsMath) {
+  KernelSpec s = StagedInt8Q4K("mvrows", 24576, 16, Epilogue::kSiluMulPairs);
+  s.matvec.row_tiles = 4;
+  s.matvec.pipeline_loads = true;
+  s.matvec.pipeline_rows = true;
+  s.matvec.blocks_per_sm = 3;
+  std::string checks = R"(
+CHECK-LABEL: .entry mvrows(
+CHECK: .maxnreg 168
+CHECK-COUNT-12: ld.global.nc.v4.u32
+CHECK: griddepcontrol.wait;
+CHECK: bar.sync
+)";
+  for (int r = 0; r < 4; ++r)
+    absl::StrAppend(&checks, R"(CHECK-NOT: ld.global.nc.v4.u32
+CHECK: dp4a.u32.s32
+CHECK-NOT: ld.global.nc.v4.u32
+CHECK-COUNT-3: ld.global.nc.v4.u32
+)");
+  absl::StrAppend(&checks, "CHECK-NOT: ld.global.nc.v4.u32\nCHECK: bar.sync\n");
+  ExpectFileCheck({s}, Sm(90), checks);
+}
+
 // attention.blocks_per_sm caps the registers so that many blocks fit an
 // SM: 65536 / (256 threads x 2) = 128; by default only the block size
 // caps them (255 at 256 threads).
@@ -649,6 +676,17 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   // Every pipelined case of the GPU test is a valid spec that LLVM compiles.
   absl::StatusOr<CompiledModule> pipelined = EmitPtx(testing::PipelinedMatVecs(), Sm(90));
   EXPECT_TRUE(pipelined.ok()) << pipelined.status();
+  KernelSpec rows_alone = piped;
+  rows_alone.name = "pipeline_rows_alone";
+  rows_alone.matvec.pipeline_loads = false;
+  rows_alone.matvec.pipeline_rows = true;
+  ExpectBad(rows_alone, "matvec.pipeline_rows needs pipeline_loads");
+  KernelSpec capped = piped;
+  capped.name = "matvec_blocks_per_sm";
+  capped.matvec.blocks_per_sm = 33;
+  ExpectBad(capped, "matvec.blocks_per_sm = 33 must be >= 1 and leave blocks_per_sm * threads <= 2048");
+  capped.matvec.blocks_per_sm = 2;  // 64 threads: 512 registers a thread caps nothing
+  ExpectBad(capped, "matvec.blocks_per_sm = 2 caps nothing at 64 threads (512 registers a thread); use 1");
   KernelSpec piped_streamed = stream;
   piped_streamed.name = "pipeline_streamed";
   piped_streamed.matvec.pipeline_loads = true;

@@ -202,6 +202,16 @@ std::vector<KernelSpec> PipelinedMatVecs() {
     st.matvec.stage_all = c.row_tiles > 1;
     out.push_back(st);
   }
+  // Every case also with pipeline_rows (the next item's loads row by row),
+  // every other one of those with registers capped for 2 blocks an SM.
+  const size_t whole = out.size();
+  for (size_t i = 0; i < whole; ++i) {
+    KernelSpec rows = out[i];
+    rows.name = absl::StrCat(out[i].name, "_rows");
+    rows.matvec.pipeline_rows = true;
+    if (i % 2 == 1 && 65536 / (2 * rows.matvec.threads) < 255) rows.matvec.blocks_per_sm = 2;
+    out.push_back(rows);
+  }
   return out;
 }
 

@@ -27,7 +27,8 @@ std::vector<KernelSpec> MatVecMatrix();
 std::vector<KernelSpec> StreamedMatVecs();
 // Matvecs whose next work item's weight loads are in flight during this
 // one's math (pipeline_loads): every direct format, row tiles, k splits,
-// chunks restaged or staged once.
+// chunks restaged or staged once; each also loaded row by row
+// (pipeline_rows), half of those with registers capped for 2 blocks an SM.
 std::vector<KernelSpec> PipelinedMatVecs();
 // Every format x prologue x epilogue for gemm, tensor cores and fp32.
 std::vector<KernelSpec> GemmMatrix();
