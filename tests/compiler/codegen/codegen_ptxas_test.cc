@@ -123,29 +123,33 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
     bool int8 = false;
     int k_split = 1;
     bool pipeline = false;
+    bool pipeline_rows = false;
+    int blocks_per_sm = 1;
   };
   const Row table[] = {
-      // The shipped sm_90 entries (schedules/sm_90.txtpb, session 7's tune).
+      // The shipped sm_90 entries (schedules/sm_90.txtpb, sessions 7 and 8's tunes).
       {WeightFormat::kQ8_0Planar, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 16, 4, 2},
       {WeightFormat::kQ8_0Planar, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 256, 32, 4, 1},
       {WeightFormat::kQ8_0Planar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 256, 16, 8, 1, false, 1,
-       false, 2},
+       false, 2, false, false, 3},
       {WeightFormat::kQ8_0Planar, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace, 256, 32, 8, 2, false, 1,
        false, 2},
-      {WeightFormat::kQ8_0Planar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 32, 4, 2},
+      {WeightFormat::kQ8_0Planar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 32, 4, 1},
       {WeightFormat::kQ4_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 16, 4, 1, true, 1, true},
-      {WeightFormat::kQ4_K, "qk", 5120, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 32, 4, 2, true, 1, true},
+      {WeightFormat::kQ4_K, "qk", 5120, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 32, 4, 2, true, 1, true, 1,
+       false, false, 2},
       {WeightFormat::kQ4_K, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 128, 16, 4, 1, true,
-       4, true},
+       4, true, 1, true, true, 3},
       {WeightFormat::kQ4_K, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 256, 32, 8, 1, true, 1, true,
-       2},
+       2, true, true, 2},
       {WeightFormat::kQ4_K, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace, 512, 16, 8, 2, true, 1, true},
       // Q4_K_M's Q6_K matrices, kept planar: its V, down and head.
       {WeightFormat::kQ6_KPlanar, "v", 1024, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 8, 4, 1, true, 1, false,
-       1, true},
+       1, true, true},
       {WeightFormat::kQ6_KPlanar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 512, 32, 16, 1, true, 1,
-       false, 1, true},
-      {WeightFormat::kQ6_KPlanar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 16, 2, 1, true},
+       false, 1, true, true},
+      {WeightFormat::kQ6_KPlanar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 16, 2, 2, true, 1,
+       false, 1, false, false, 4},
       // The staged GGUF Q6_K blocks (a tied embedding's table): the catch-alls.
       {WeightFormat::kQ6_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 8, 4, 2},
       {WeightFormat::kQ6_K, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 2, 1},
@@ -174,8 +178,13 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
         s.matvec.int8_activations = r.int8;
         s.matvec.k_split = r.k_split;
         s.matvec.pipeline_loads = r.pipeline;
+        s.matvec.pipeline_rows = r.pipeline_rows;
+        s.matvec.blocks_per_sm = r.blocks_per_sm;
       }
-      if (pipelined) s.matvec.pipeline_loads = !s.matvec.pipeline_loads;
+      if (pipelined) {
+        s.matvec.pipeline_loads = !s.matvec.pipeline_loads;
+        s.matvec.pipeline_rows = false;
+      }
       if (rows) s.matvec.pipeline_loads = s.matvec.pipeline_rows = true;
       if (streamed) {
         s.matvec.stage_all = true;
