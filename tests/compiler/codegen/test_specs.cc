@@ -195,6 +195,11 @@ std::vector<KernelSpec> PipelinedMatVecs() {
       {WeightFormat::kQ8_0Planar, Prologue::kRmsNorm, Epilogue::kStore, 3, 64, 4, 1, 1, 1, 0, 1, false, 259, 4096},
       {WeightFormat::kQ4_K, Prologue::kRmsNorm, Epilogue::kSiluMulWith, 2, 64, 4, 1, 1, 1, 0, 1, true, 259, 8192},
       {WeightFormat::kF16, Prologue::kNone, Epilogue::kStore, 1, 64, 4, 2, 2, 1, 0, 1, false, 300, 2048},
+      // Blocks of 6, 10 and 12 warps (a warp per row group, as the wide
+      // Qwen3-8B schedules), the last block partly past the rows.
+      {WeightFormat::kQ4_K, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 1, 192, 24, 6, 1, 4, 0, 1, true, 300, 4096},
+      {WeightFormat::kQ4_K, Prologue::kRmsNorm, Epilogue::kStore, 2, 384, 48, 12, 1, 1, 0, 1, true, 259, 4096},
+      {WeightFormat::kQ8_0Planar, Prologue::kRmsNorm, Epilogue::kStore, 1, 320, 40, 10, 1, 2, 0, 1, false, 259, 2048},
   };
   for (const WorkItemCase& c : more) {
     KernelSpec st = WorkItemSpec("mvpl", k++, "", c);
@@ -209,7 +214,8 @@ std::vector<KernelSpec> PipelinedMatVecs() {
     KernelSpec rows = out[i];
     rows.name = absl::StrCat(out[i].name, "_rows");
     rows.matvec.pipeline_rows = true;
-    if (i % 2 == 1 && 65536 / (2 * rows.matvec.threads) < 255) rows.matvec.blocks_per_sm = 2;
+    const int cap = 65536 / (2 * rows.matvec.threads);  // registers a thread at 2 blocks an SM
+    if (i % 2 == 1 && cap < 255 && cap >= 128) rows.matvec.blocks_per_sm = 2;
     out.push_back(rows);
   }
   return out;
