@@ -149,7 +149,7 @@ absl::Status MatVec(const KernelSpec& spec, const void* w, const void* w_scales,
       // Two levels: q1 = round(v / d1), q2 = round(128 (v - d1 q1) / d1),
       // rounding as the kernel does (adding 1.5 * 2^23), fp contraction off.
       const float kMagic = 12582912.0f;
-      const float d1 = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f, inv2 = inv * 128.0f;
+      const float d1 = amax * (1.0f / 127.0f), inv = amax > 0.0f ? 127.0f / amax : 0.0f, inv2 = inv * 128.0f;
       const float d2 = d1 * (1.0f / 128.0f);
       for (int i = 0; i < 32; ++i) {
         const float q1 = (v[i] * inv + kMagic) - kMagic;

@@ -325,6 +325,7 @@ std::vector<Segment> WeightDecoder::Decode(KernelBuilder& kb, const PieceRef& re
           Value* w = raw[qs + j];
           Value* nib = half == 0 ? w : b.CreateLShr(w, kb.I32c(4));
           Value* code;
+          Value* word = nullptr;  // the dp4a operand, when not `code`
           if (q5) {
             // 5th bit: bit g of qh[l] (spec §6), moved to bit 4 of each byte.
             Value* qhw = raw[4 + j];
@@ -333,15 +334,18 @@ std::vector<Segment> WeightDecoder::Decode(KernelBuilder& kb, const PieceRef& re
             code = kb.AndOr(nib, 0x0F0F0F0F, hb);
           } else {
             code = b.CreateAnd(nib, kb.I32c(0x0F0F0F0F));
+            // High nibbles in place (16 q a byte, at most 240): no shift.
+            if (half == 1) word = b.CreateAnd(w, kb.I32c(0xF0F0F0F0u));
           }
           Quad q;
           q.col = b.CreateAdd(col, kb.I32c(32 * half + 4 * j));
-          q.f = SmallCodes(kb, code);
-          q.word = code;
+          q.f = SmallCodes(kb, code);  // float paths: f needs q < 128
+          q.word = word != nullptr ? word : code;
           s.quads.push_back(q);
         }
         // y = (d * sc) * q - (dmin * m)
         s.scale = b.CreateFMul(d, sm[half]);
+        if (half == 1 && !q5) s.word_scale = b.CreateFMul(s.scale, kb.F32c(1.0f / 16.0f));  // exact
         s.offset = b.CreateFNeg(b.CreateFMul(dmin, sm[2 + half]));
         s.c0 = 0.5f;
         s.inv_c1 = 256.0f;

@@ -44,6 +44,10 @@ struct Segment {
   // codes, f = c0 + q / inv_c1). Either way w = scale * (q + q_offset) + offset.
   // A segment's quads cover consecutive columns.
   bool signed_codes = false;
+  // The weight per unit of a `word` byte where the bytes hold a multiple of
+  // q (Q4_K's high nibbles are masked in place, 16 q, saving a shift per
+  // word); nullptr: `scale` (the bytes hold q).
+  llvm::Value* word_scale = nullptr;
   // True when sum(f x) alone is not the dot product (needs sum(x)).
   bool NeedsSum() const { return c0 != 0.0f || q_offset != 0 || offset != nullptr; }
 };
