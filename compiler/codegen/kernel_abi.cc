@@ -11,8 +11,16 @@
 
 namespace kiln::codegen {
 namespace {
-
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+int MaxRegistersPerThread(int threads, int blocks_per_sm) {
+  const int64_t warps = int64_t{std::max(blocks_per_sm, 1)} * CeilDiv(std::max(threads, 1), kWarp);
+  const int64_t per_partition = CeilDiv(warps, 4);
+  return static_cast<int>(std::min<int64_t>(255, 16384 / (kWarp * per_partition) / 8 * 8));
+}
+
+namespace {
 
 absl::Status Bad(const KernelSpec& spec, absl::string_view what) {
   return absl::InvalidArgumentError(
@@ -42,9 +50,9 @@ absl::Status CheckBlocksPerSm(const KernelSpec& spec, int blocks, int threads, a
                                   "blocks_per_sm * threads <= 2048 (an SM's threads)"));
   // A cap at or above 255 registers (the most a thread has) caps nothing:
   // the same kernel as blocks_per_sm 1, so the tuner would time it twice.
-  if (blocks > 1 && 65536 / (blocks * threads) >= 255)
-    return Bad(spec, absl::StrCat(which, ".blocks_per_sm = ", blocks, " caps nothing at ", threads, " threads (",
-                                  65536 / (blocks * threads), " registers a thread); use 1"));
+  if (blocks > 1 && MaxRegistersPerThread(threads, blocks) >= 255)
+    return Bad(spec, absl::StrCat(which, ".blocks_per_sm = ", blocks, " caps nothing at ", threads,
+                                  " threads (a thread may still use all 255 registers); use 1"));
   return absl::OkStatus();
 }
 

@@ -68,6 +68,15 @@ struct KernelAbi {
   int min_blocks_per_sm = 1;         // .maxnreg leaves registers for this many blocks per SM
 };
 
+// The most registers a thread may use (.maxnreg) so that `blocks_per_sm`
+// blocks of `threads` fit an SM: its 65536 registers sit in 4 partitions of
+// 16384, one per warp scheduler; each warp takes its registers from the
+// partition it is assigned to, warps spread evenly, so the fullest holds
+// ceil(warps / 4) of them; a thread's count is allocated in 8s (256 a warp).
+// 255 at most. (A block of 10 warps at 189 registers, 61440 in all, failed
+// to launch on an H200: 3 warps' 18432 overflow a partition.)
+int MaxRegistersPerThread(int threads, int blocks_per_sm);
+
 // How the emitters see a weight format. A "piece" is what one thread decodes
 // per step: `piece_weights` weights from a window of `window` consecutive
 // columns that `pieces_per_window` pieces cover exactly.

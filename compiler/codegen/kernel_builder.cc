@@ -32,12 +32,12 @@ KernelBuilder::KernelBuilder(llvm::Module& module, const KernelSpec& spec, const
     if (abi.params[i].type == ParamType::kPointer) arg->addAttr(llvm::Attribute::NoAlias);
   }
   // Launch bounds: .maxntid, and .maxnreg at what the block size (times
-  // abi.min_blocks_per_sm) allows (spec/nvptx-llvm19.md §1). With .maxntid
-  // alone ptxas 13 sometimes spilled a few registers at 40-56 used (an
-  // occupancy heuristic); an explicit .maxnreg stops that.
+  // abi.min_blocks_per_sm) allows (spec/nvptx-llvm19.md §1;
+  // MaxRegistersPerThread). With .maxntid alone ptxas 13 sometimes spilled
+  // a few registers at 40-56 used (an occupancy heuristic); an explicit
+  // .maxnreg stops that.
   const int threads = abi.block[0] * abi.block[1] * abi.block[2];
-  const int resident = std::max(threads, 1) * std::max(abi.min_blocks_per_sm, 1);
-  const int maxnreg = std::min(255, (65536 / resident) / 8 * 8);
+  const int maxnreg = MaxRegistersPerThread(threads, abi.min_blocks_per_sm);
   llvm::NamedMDNode* ann = module.getOrInsertNamedMetadata("nvvm.annotations");
   auto annotate = [&](const char* key, int value) {
     ann->addOperand(llvm::MDNode::get(ctx_, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx_, key),

@@ -454,6 +454,32 @@ CHECK-COUNT-3: ld.global.nc.v4.u32
   ExpectFileCheck({s}, Sm(90), checks);
 }
 
+// The register cap counts warps per scheduler partition (16384 registers
+// each, a warp in one): 10 warps put 3 in some partition, so 320 threads
+// get 16384 / 96 -> 168 registers, not 65536 / 320 -> 200 (a 10-warp block
+// at 189 failed to launch on an H200). 8 warps get 65536 / 256 = 256 -> 255;
+// 6 warps at 2 blocks an SM 168; 512 threads at 2 blocks 64.
+TEST(KernelAbi, MaxRegistersCountWarpsPerPartition) {
+  EXPECT_EQ(MaxRegistersPerThread(320, 1), 168);
+  EXPECT_EQ(MaxRegistersPerThread(384, 1), 168);
+  EXPECT_EQ(MaxRegistersPerThread(256, 1), 255);
+  EXPECT_EQ(MaxRegistersPerThread(192, 2), 168);
+  EXPECT_EQ(MaxRegistersPerThread(128, 3), 168);
+  EXPECT_EQ(MaxRegistersPerThread(512, 2), 64);
+  EXPECT_EQ(MaxRegistersPerThread(1024, 1), 64);
+  EXPECT_EQ(MaxRegistersPerThread(96, 1), 255);
+  KernelSpec s = testing::MatVec("mv10warps", WeightFormat::kQ4_K, 400, 4096, Prologue::kRmsNorm, Epilogue::kStore);
+  s.matvec.threads = 320;
+  s.matvec.rows_per_block = 40;
+  s.matvec.row_groups = 10;
+  s.matvec.unroll = 1;
+  ExpectFileCheck({s}, Sm(90), R"(
+CHECK-LABEL: .entry mv10warps(
+CHECK: .maxntid 320, 1, 1
+CHECK: .maxnreg 168
+)");
+}
+
 // attention.blocks_per_sm caps the registers so that many blocks fit an
 // SM: 65536 / (256 threads x 2) = 128; by default only the block size
 // caps them (255 at 256 threads).
@@ -686,7 +712,7 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   capped.matvec.blocks_per_sm = 33;
   ExpectBad(capped, "matvec.blocks_per_sm = 33 must be >= 1 and leave blocks_per_sm * threads <= 2048");
   capped.matvec.blocks_per_sm = 2;  // 64 threads: 512 registers a thread caps nothing
-  ExpectBad(capped, "matvec.blocks_per_sm = 2 caps nothing at 64 threads (512 registers a thread); use 1");
+  ExpectBad(capped, "matvec.blocks_per_sm = 2 caps nothing at 64 threads (a thread may still use all 255 registers)");
   KernelSpec piped_streamed = stream;
   piped_streamed.name = "pipeline_streamed";
   piped_streamed.matvec.pipeline_loads = true;
@@ -748,7 +774,7 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   ExpectBad(crowded, "attention.blocks_per_sm = 0");
   crowded.attention.threads = 128;
   crowded.attention.blocks_per_sm = 2;
-  ExpectBad(crowded, "attention.blocks_per_sm = 2 caps nothing at 128 threads (256 registers a thread); use 1");
+  ExpectBad(crowded, "attention.blocks_per_sm = 2 caps nothing at 128 threads (a thread may still use all 255");
   KernelSpec fused_base = heads;
   fused_base.name = "fused_low_base";
   fused_base.n_head = 4;
