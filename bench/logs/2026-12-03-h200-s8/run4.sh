@@ -20,7 +20,7 @@ zcat $S/call3/tune.tsv.gz > "$OUT/tune.tsv"
 echo "tests and synth done at $(( $(date +%s) - start ))s" >> "$OUT/call.log"
 timeout 120 "$B/kilnc" tune -m "$W/8b-Q4_K_M.gguf" --target sm_90 --families matvec --budget 60s \
   --spaces $S/out-spaces.txtpb --cache "$OUT/tune.tsv" >> "$OUT/call.log" 2>&1
-echo "tune exit $? at $(( $(date +%s) - start ))s" >>> "$OUT/call.log"
+echo "tune exit $? at $(( $(date +%s) - start ))s" >> "$OUT/call.log"
 "$B/kilnc" tune --export "$OUT/t3.txtpb" --cache "$OUT/tune.tsv" >> "$OUT/call.log" 2>&1
 gzip "$OUT/tune.tsv"
 if [ -s "$OUT/t3.txtpb" ]; then
