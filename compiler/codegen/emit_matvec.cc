@@ -655,7 +655,7 @@ void MatVecEmitter::StageActivationsInt8(Value* first_piece, Value* n_pieces) {
       for (int m = 1; m < 8; m *= 2) amax = kb_.Max(amax, kb_.ShflXor(amax, m));
       // d1 by a multiply (one IEEE division a quad, not two: ~10 of the
       // staging's ~104 SASS instructions per quad); x * inv still rounds
-      // to |q1| <= 127 and |x - d1 q1| stays within d1/2 (1 + 2^-16).
+      // to |q1| <= 127 and |x - d1 q1| stays within d1/2 (1 + 2^-14): q2 <= 64.
       Value* d1 = kb_.MulRn(amax, kb_.F32c(1.0f / 127.0f));
       Value* inv = b_.CreateSelect(b_.CreateFCmpOGT(amax, kb_.F32c(0.0f)), b_.CreateFDiv(kb_.F32c(127.0f), amax),
                                    kb_.F32c(0.0f));

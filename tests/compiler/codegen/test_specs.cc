@@ -214,7 +214,7 @@ std::vector<KernelSpec> PipelinedMatVecs() {
     KernelSpec rows = out[i];
     rows.name = absl::StrCat(out[i].name, "_rows");
     rows.matvec.pipeline_rows = true;
-    const int cap = 65536 / (2 * rows.matvec.threads);  // registers a thread at 2 blocks an SM
+    const int cap = MaxRegistersPerThread(rows.matvec.threads, 2);
     if (i % 2 == 1 && cap < 255 && cap >= 128) rows.matvec.blocks_per_sm = 2;
     out.push_back(rows);
   }
