@@ -135,6 +135,16 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
   }
   if (m.pipeline_rows && !m.pipeline_loads)
     return Bad(spec, "matvec.pipeline_rows needs pipeline_loads (it says when the next item's loads go out)");
+  if (m.warp_reduce) {
+    if (m.threads != m.row_groups * kWarp)
+      return Bad(spec, absl::StrCat("matvec.warp_reduce needs a warp per row group (threads = 32 x row_groups), not ",
+                                    m.threads, " threads in ", m.row_groups, " groups"));
+    if (spec.prologue == Prologue::kRmsNorm && !m.stage_all)
+      return Bad(spec, "matvec.warp_reduce with RMSNorm needs stage_all (the factor comes from the whole staged row)");
+    if (spec.epilogue == Epilogue::kSiluMulPairs && (m.rows_per_block / m.row_groups) % (2 * spec.pair_group) != 0)
+      return Bad(spec, absl::StrCat("matvec.warp_reduce with SiLU pairs needs whole pairs in a group: ",
+                                    m.rows_per_block / m.row_groups, " rows a group, pair_group ", spec.pair_group));
+  }
   if (m.release_early && m.stream_stages == 0)
     return Bad(spec, "matvec.release_early needs stream_stages (it releases after the first copies)");
   if (m.stream_stages != 0) {
@@ -453,6 +463,7 @@ MatVecPlan PlanMatVec(const KernelSpec& spec) {
   p.x_bytes = p.x_token_stride * p.tokens;
   p.pipeline = m.pipeline_loads;
   p.pipeline_rows = m.pipeline_rows;
+  p.warp_reduce = m.warp_reduce;
   p.stream_stages = m.stream_stages;
   if (p.stream_stages > 0) {
     p.stream_span_bytes = int64_t{kWarp} * p.fmt.block_bytes * p.fmt.piece_weights / p.fmt.block_elems;

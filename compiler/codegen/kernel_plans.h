@@ -63,6 +63,8 @@ struct MatVecPlan {
   // pipeline_rows: the next item's loads of each (piece, row) go out once
   // this item's same (piece, row) is computed.
   bool pipeline_rows = false;
+  // warp_reduce: each group (one warp) reduces and stores its own rows.
+  bool warp_reduce = false;
   // stream_stages: the weights' copies in dynamic shared memory after the
   // activations, at stream_offset. A warp's 32 consecutive pieces of a row
   // are one contiguous span of stream_span_bytes (and, planar Q8_0, their

@@ -84,6 +84,10 @@ struct MatVecSchedule {
                                   // loaded as soon as this item's same one is computed, into
                                   // the registers it leaves (no second item's registers)
   int blocks_per_sm = 1;          // registers capped (.maxnreg) so this many blocks fit an SM
+  bool warp_reduce = false;       // a row group of one warp sums and stores its own rows with
+                                  // shuffles: no block barrier per row tile (RMSNorm: stage_all,
+                                  // its factor computed once after the staging; SiLU pairs:
+                                  // whole pairs in a group)
 };
 
 struct GemmSchedule {

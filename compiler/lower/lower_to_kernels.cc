@@ -77,6 +77,7 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("pipeline_loads", s.matvec.pipeline_loads);
   get("pipeline_rows", s.matvec.pipeline_rows);
   get("blocks_per_sm", s.matvec.blocks_per_sm);
+  get("warp_reduce", s.matvec.warp_reduce);
   get("tile_m", s.gemm.tile_m);
   get("tile_n", s.gemm.tile_n);
   get("tile_k", s.gemm.tile_k);

@@ -40,6 +40,7 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("pipeline_loads", s.matvec.pipeline_loads);
       f("pipeline_rows", s.matvec.pipeline_rows);
       f("blocks_per_sm", s.matvec.blocks_per_sm);
+      f("warp_reduce", s.matvec.warp_reduce);
       return;
     case Family::kGemm:
       f("tile_m", s.gemm.tile_m);

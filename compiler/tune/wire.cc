@@ -54,6 +54,7 @@ void VisitSpec(KernelSpec& s, F&& f) {
   f("matvec.pipeline_loads", s.matvec.pipeline_loads);
   f("matvec.pipeline_rows", s.matvec.pipeline_rows);
   f("matvec.blocks_per_sm", s.matvec.blocks_per_sm);
+  f("matvec.warp_reduce", s.matvec.warp_reduce);
   f("gemm.tile_m", s.gemm.tile_m);
   f("gemm.tile_n", s.gemm.tile_n);
   f("gemm.tile_k", s.gemm.tile_k);

@@ -292,6 +292,7 @@ TEST(CodegenGpu, MatVecInt8ActivationsAndRowTiles) {
       }
   for (const KernelSpec& st : testing::StreamedMatVecs()) specs.push_back(st);
   for (const KernelSpec& st : testing::PipelinedMatVecs()) specs.push_back(st);
+  for (const KernelSpec& st : testing::WarpReduceMatVecs()) specs.push_back(st);
   Loaded l = Load(gpu, specs);
   uint32_t seed = 300;
   for (const KernelSpec& s : specs) {

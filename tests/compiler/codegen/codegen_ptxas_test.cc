@@ -57,6 +57,9 @@ void CheckPtxas(const std::vector<KernelSpec>& specs, const Target& target) {
 TEST(CodegenPtxas, AllKernelsSm80) { CheckPtxas(AllSpecs(), Sm(80)); }
 TEST(CodegenPtxas, AllKernelsSm89) { CheckPtxas(AllSpecs(), Sm(89)); }
 TEST(CodegenPtxas, AllKernelsSm90) { CheckPtxas(AllSpecs(), Sm(90)); }
+// The row groups that reduce in their own warp (warp_reduce), pipelined or
+// not: ptxas takes them, nothing spills.
+TEST(CodegenPtxas, WarpReduceSm90) { CheckPtxas(testing::WarpReduceMatVecs(), Sm(90)); }
 TEST(CodegenPtxas, SchedulesOffDefaultSm90) {
   std::vector<KernelSpec> specs;
   for (WeightFormat f : testing::AllFormats()) {

@@ -454,6 +454,35 @@ CHECK-COUNT-3: ld.global.nc.v4.u32
   ExpectFileCheck({s}, Sm(90), checks);
 }
 
+// warp_reduce: after the staging (its barrier, then the one that sums the
+// warps' squares for the RMSNorm factor), the 4 row tiles' K loops and
+// reductions run with no block barrier; without it every tile's reduction
+// has two.
+TEST(CodegenFileCheck, WarpReduceHasNoBarrierAfterTheStaging) {
+  KernelSpec s = StagedInt8Q4K("mvwarp", 24576, 16, Epilogue::kSiluMulPairs);
+  s.matvec.row_tiles = 4;
+  s.matvec.pipeline_loads = true;
+  s.matvec.pipeline_rows = true;
+  s.matvec.warp_reduce = true;
+  KernelSpec block = s;
+  block.name = "mvblock";
+  block.matvec.warp_reduce = false;
+  ExpectFileCheck({s, block}, Sm(90), R"(
+CHECK-LABEL: .entry mvwarp(
+CHECK: griddepcontrol.wait;
+CHECK: bar.sync
+CHECK: shfl.sync.bfly
+CHECK: bar.sync
+CHECK-NOT: bar.sync
+CHECK: dp4a.u32.s32
+CHECK-NOT: bar.sync
+CHECK: ret;
+CHECK-LABEL: .entry mvblock(
+CHECK: dp4a.u32.s32
+CHECK: bar.sync
+)");
+}
+
 // The register cap counts warps per scheduler partition (16384 registers
 // each, a warp in one): 10 warps put 3 in some partition, so 320 threads
 // get 16384 / 96 -> 168 registers, not 65536 / 320 -> 200 (a 10-warp block
@@ -713,6 +742,27 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   ExpectBad(capped, "matvec.blocks_per_sm = 33 must be >= 1 and leave blocks_per_sm * threads <= 2048");
   capped.matvec.blocks_per_sm = 2;  // 64 threads: 512 registers a thread caps nothing
   ExpectBad(capped, "matvec.blocks_per_sm = 2 caps nothing at 64 threads (a thread may still use all 255 registers)");
+  KernelSpec warp = piped;
+  warp.name = "warp_reduce_2_warps";
+  warp.matvec.warp_reduce = true;  // 64 threads, one group
+  ExpectBad(warp, "matvec.warp_reduce needs a warp per row group (threads = 32 x row_groups), not 64 threads in 1");
+  KernelSpec warp_rms = testing::MatVec("warp_reduce_rms", WeightFormat::kQ4_K, 64, 4096, Prologue::kRmsNorm);
+  warp_rms.matvec.threads = 64;
+  warp_rms.matvec.row_groups = 2;
+  warp_rms.matvec.rows_per_block = 8;
+  warp_rms.matvec.warp_reduce = true;
+  ExpectBad(warp_rms, "matvec.warp_reduce with RMSNorm needs stage_all");
+  KernelSpec warp_pairs = testing::MatVec("warp_reduce_pairs", WeightFormat::kQ4_K, 64, 4096, Prologue::kNone,
+                                          Epilogue::kSiluMulPairs);
+  warp_pairs.pair_group = 4;
+  warp_pairs.matvec.threads = 64;
+  warp_pairs.matvec.row_groups = 2;
+  warp_pairs.matvec.rows_per_block = 8;
+  warp_pairs.matvec.warp_reduce = true;
+  ExpectBad(warp_pairs, "matvec.warp_reduce with SiLU pairs needs whole pairs in a group: 4 rows a group, pair_group 4");
+  absl::StatusOr<CompiledModule> warps = EmitPtx(testing::WarpReduceMatVecs(), Sm(90));
+  EXPECT_TRUE(warps.ok()) << warps.status();
+  EXPECT_GE(testing::WarpReduceMatVecs().size(), 20u);
   KernelSpec piped_streamed = stream;
   piped_streamed.name = "pipeline_streamed";
   piped_streamed.matvec.pipeline_loads = true;

@@ -221,6 +221,23 @@ std::vector<KernelSpec> PipelinedMatVecs() {
   return out;
 }
 
+std::vector<KernelSpec> WarpReduceMatVecs() {
+  std::vector<KernelSpec> out;
+  const Target sm90 = *Target::FromName("sm_90");
+  int k = 0;
+  for (const WorkItemCase& c : WorkItemCases()) {
+    KernelSpec st = WorkItemSpec("mvwr", k++, "", c);
+    st.matvec.warp_reduce = true;
+    if (ValidateKernelSpec(st, sm90).ok()) out.push_back(st);
+  }
+  for (KernelSpec st : PipelinedMatVecs()) {
+    st.name = absl::StrCat("wr_", st.name);
+    st.matvec.warp_reduce = true;
+    if (ValidateKernelSpec(st, sm90).ok()) out.push_back(st);
+  }
+  return out;
+}
+
 std::vector<KernelSpec> GemmMatrix() {
   std::vector<KernelSpec> out;
   int k = 0;

@@ -30,6 +30,10 @@ std::vector<KernelSpec> StreamedMatVecs();
 // chunks restaged or staged once; each also loaded row by row
 // (pipeline_rows), half of those with registers capped for 2 blocks an SM.
 std::vector<KernelSpec> PipelinedMatVecs();
+// The work-item cases (and their pipelined forms) that can reduce each row
+// group in its own warp (warp_reduce: a warp per group, RMSNorm with
+// stage_all, whole SiLU pairs in a group), with it on.
+std::vector<KernelSpec> WarpReduceMatVecs();
 // Every format x prologue x epilogue for gemm, tensor cores and fp32.
 std::vector<KernelSpec> GemmMatrix();
 // Embedding (every table format), rope, attention, argmax, pack, copy: tiny and 8B.
