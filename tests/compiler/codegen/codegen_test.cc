@@ -752,13 +752,11 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   warp_rms.matvec.rows_per_block = 8;
   warp_rms.matvec.warp_reduce = true;
   ExpectBad(warp_rms, "matvec.warp_reduce with RMSNorm needs stage_all");
-  KernelSpec warp_pairs = testing::MatVec("warp_reduce_pairs", WeightFormat::kQ4_K, 64, 4096, Prologue::kNone,
-                                          Epilogue::kSiluMulPairs);
+  KernelSpec warp_pairs = warp_rms;  // the same 2 groups of 4 rows, pairs of 4 + 4 rows
+  warp_pairs.name = "warp_reduce_pairs";
+  warp_pairs.prologue = Prologue::kNone;
+  warp_pairs.epilogue = Epilogue::kSiluMulPairs;
   warp_pairs.pair_group = 4;
-  warp_pairs.matvec.threads = 64;
-  warp_pairs.matvec.row_groups = 2;
-  warp_pairs.matvec.rows_per_block = 8;
-  warp_pairs.matvec.warp_reduce = true;
   ExpectBad(warp_pairs, "matvec.warp_reduce with SiLU pairs needs whole pairs in a group: 4 rows a group, pair_group 4");
   absl::StatusOr<CompiledModule> warps = EmitPtx(testing::WarpReduceMatVecs(), Sm(90));
   EXPECT_TRUE(warps.ok()) << warps.status();
