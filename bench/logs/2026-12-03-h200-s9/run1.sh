@@ -8,7 +8,7 @@
 #   w1    the same kilnc with w1
 start=$(date +%s)
 B=/tmp/kiln-gpu/pkg/bin W=/tmp/kiln-ab
-S=bench/logs/2026-12-04-h200-s9
+S=bench/logs/2026-12-03-h200-s9
 export KILN_CALL_WORK=$W
 mkdir -p "$W"
 KILN_CALL_TEST_TIMEOUT=200 bash tools/gpu_call.sh > "$OUT/call.log" 2>&1
