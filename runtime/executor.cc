@@ -387,9 +387,12 @@ absl::Status Executor::LaunchOne(const PreparedLaunch& pl, const ExprEnv& env) {
   return stream_->Launch(*pl.function, config, params);
 }
 
-absl::Status Executor::RunPlan(const Plan& plan, const ExprEnv& env) {
-  for (const PreparedLaunch& pl : plan.launches) {
-    absl::Status s = LaunchOne(pl, env);
+absl::Status Executor::RunPlan(const Plan& plan, const ExprEnv& env, const LaunchSwap* swap) {
+  for (size_t i = 0; i < plan.launches.size(); ++i) {
+    const PreparedLaunch& pl = plan.launches[i];
+    absl::StatusOr<bool> swapped = false;
+    if (swap != nullptr) swapped = (*swap)(static_cast<int>(i), *stream_);
+    absl::Status s = !swapped.ok() ? swapped.status() : *swapped ? absl::OkStatus() : LaunchOne(pl, env);
     if (!s.ok()) return WithContext(s, absl::StrFormat("%s at T=%d P=%d", pl.what, env.t, env.p));
   }
   return absl::OkStatus();
@@ -461,13 +464,18 @@ absl::Status Executor::Warm() {
   return absl::OkStatus();
 }
 
-absl::Status Executor::CaptureDecode() {
+absl::Status Executor::SwapDecodeLaunches(const LaunchSwap& swap) {
+  decode_graph_.reset();
+  return CaptureDecode(swap ? &swap : nullptr);
+}
+
+absl::Status Executor::CaptureDecode(const LaunchSwap* swap) {
   const Manifest& m = *m_;
   CUdeviceptr tokens = BufferPtr(m.tokens_buffer()), position = BufferPtr(m.position_buffer()),
               sampled = BufferPtr(m.sampled_buffer());
   ASSIGN_OR_RETURN(decode_graph_, stream_->Capture([&]() -> absl::Status {
     // P is 0 here and unused: CheckDecodeGraphable made sure no Expr reads it.
-    RETURN_IF_ERROR(RunPlan(*decode_, ExprEnv{1, 0, context_}));
+    RETURN_IF_ERROR(RunPlan(*decode_, ExprEnv{1, 0, context_}, swap));
     void* params[3] = {&tokens, &position, &sampled};
     cuda::LaunchConfig one;  // 1 block of 1 thread, no PDL: runs after decode completes
     return stream_->Launch(advance_, one, params);
@@ -588,6 +596,8 @@ absl::Status Executor::WriteDecodeInputs(int32_t token) {
 }
 
 absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
+  if (decode_graph_ == nullptr)
+    return absl::FailedPreconditionError("no decode graph: capturing a swapped one failed (SwapDecodeLaunches)");
   RETURN_IF_ERROR(WriteDecodeInputs(token));
   const Manifest& m = *m_;
   const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), n_vocab_);

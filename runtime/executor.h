@@ -101,6 +101,16 @@ class Executor {
   // chunk at position(), timed the same way.
   absl::StatusOr<ProfiledStep> ProfilePrefill(absl::Span<const int32_t> tokens);
 
+  // For `kiln profile --attribution`: recaptures the decode graph, asking
+  // `swap` about each launch of the decode plan in order (its index). Where
+  // swap returns true it has enqueued work of its own on `stream` in that
+  // launch's place, and the plan's kernel is left out. Until the next call,
+  // Decode replays that graph: the timing is real, the outputs are not
+  // (what a left-out kernel writes keeps its last value). An empty `swap`
+  // restores the graph the bundle plans.
+  using LaunchSwap = std::function<absl::StatusOr<bool>(int launch, const cuda::Stream& stream)>;
+  absl::Status SwapDecodeLaunches(const LaunchSwap& swap);
+
   const ExecutorCounters& counters() const { return counters_; }
   void ResetCounters() { counters_ = {}; }
 
@@ -120,14 +130,15 @@ class Executor {
   absl::Status AllocatePhase(bool load_phase);
   absl::Status UploadTensors(const gguf::GgufFile& file);
   absl::Status PreparePlans();
-  absl::Status RunPlan(const Plan& plan, const ExprEnv& env);
+  // `swap` (decode captures only) as SwapDecodeLaunches says.
+  absl::Status RunPlan(const Plan& plan, const ExprEnv& env, const LaunchSwap* swap = nullptr);
   // Queues kiln_hold, then the plan with timing_[i] recorded before launch i
   // and timing_[n] after the last; FinishProfiled reads the spans.
   absl::Status RunPlanTimed(const Plan& plan, const ExprEnv& env);
   absl::StatusOr<ProfiledStep> FinishProfiled(const Plan& plan, int64_t tokens, const std::string& what);
   absl::Status LaunchOne(const PreparedLaunch& launch, const ExprEnv& env);
   absl::Status Warm();
-  absl::Status CaptureDecode();
+  absl::Status CaptureDecode(const LaunchSwap* swap = nullptr);
   // Writes tokens and the position, runs the prefill plan for one chunk.
   absl::Status PrefillChunk(absl::Span<const int32_t> tokens);
   absl::Status WritePrefillInputs(absl::Span<const int32_t> tokens);

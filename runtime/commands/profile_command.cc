@@ -2,6 +2,8 @@
 // goes, kernel by kernel.
 #include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -9,9 +11,12 @@
 #include "runtime/commands/commands.h"
 #include "runtime/commands/perf_common.h"
 #include "runtime/commands/session.h"
+#include "runtime/perf/attribution.h"
+#include "runtime/perf/bandwidth_probe.h"
 #include "runtime/perf/bench_options.h"
 #include "runtime/perf/kernel_table.h"
 #include "runtime/perf/measure.h"
+#include "runtime/perf/read_bytes.h"
 #include "support/command_line.h"
 #include "support/json_writer.h"
 #include "support/status_macros.h"
@@ -19,12 +24,13 @@
 ABSL_FLAG(int64_t, depth, 0, "profile decode at this context depth");
 ABSL_FLAG(int64_t, prompt_length, 0, "prefill chunk to profile, in tokens; 0 = the prefill plan's chunk");
 ABSL_FLAG(std::string, by, "kernel", "one row per kernel or per family");
+ABSL_FLAG(bool, attribution, false, "also time the decode graph with each kernel swapped for perfect reads");
 
 namespace kiln::runtime {
 namespace {
 
 constexpr char kProfileUsageHead[] = R"(usage: kiln profile -b X.kiln -m X.gguf [--depth D] [--steps N]
-                    [--prompt-length L] [--by kernel|family] [--json]
+                    [--prompt-length L] [--by kernel|family] [--attribution] [--json]
 
 Times every kernel launch of decode steps and of prefill chunks (eagerly,
 a CUDA event between launches, the GPU held until all are queued) and prints
@@ -38,6 +44,13 @@ normal path (the decode graph; the prefill as `kiln run` feeds it).
   --prompt-length L    prefill chunk length (default: the prefill plan's chunk)
   --reps N             prefill chunks profiled (default 3)
   --by kernel|family   one row per kernel (default) or per kernel family
+  --attribution        then time the decode step through its graph once as
+                       compiled and once per kernel with all of that kernel's
+                       launches swapped for perfect reads of their bytes (the
+                       launch floor's read kernel): what the step saves is
+                       what the kernel costs in the graph beyond a perfect
+                       memory-bound kernel (--steps steps each; the swapped
+                       steps' outputs are wrong by design, only time counts)
   --json               JSON instead of the tables
 )";
 
@@ -49,6 +62,7 @@ struct Profile {
   std::string gpu, kernels;
   int64_t context = 0;
   KernelTable decode, prefill;
+  std::optional<Attribution> attribution;
 };
 
 absl::StatusOr<Profile> Measure(GroupBy group) {
@@ -91,6 +105,16 @@ absl::StatusOr<Profile> Measure(GroupBy group) {
   ASSIGN_OR_RETURN(std::vector<std::vector<double>> samples, ProfilePrefillChunks(ex, chunk, o.reps));
   ASSIGN_OR_RETURN(p.prefill, BuildKernelTable(m, m.prefill(), "prefill chunk", {chunk, 0, ex.context()}, samples,
                                                wall.ms, group));
+  if (!absl::GetFlag(FLAGS_attribution)) return p;
+  if (!HasReadBytes(m))
+    return absl::FailedPreconditionError("--attribution: the bundle states no bytes read per kernel (recompile it)");
+  PerfProgress("profile", absl::StrCat("attribution: the decode graph with each of ", m.kernels_size(),
+                                       " kernels swapped"));
+  ASSIGN_OR_RETURN(const cuda::Driver* driver, cuda::Driver::Get());
+  ASSIGN_OR_RETURN(std::unique_ptr<cuda::Context> ctx, cuda::Context::Create(*driver, ex.device().ordinal));
+  ASSIGN_OR_RETURN(ReadBuffer ring, PrepareReadBuffer(*ctx, ProbeOptions{}, "the attribution's reads"));
+  ASSIGN_OR_RETURN(ReadProbeKernel probe, ReadProbeKernel::Load(*ctx, ctx->device().supports_pdl()));
+  ASSIGN_OR_RETURN(p.attribution, MeasureAttribution(ex, m, probe, ring, o.depths[0], o.warmup, o.steps));
   return p;
 }
 
@@ -104,6 +128,10 @@ std::string ProfileJson(const Profile& p) {
   WriteKernelTableJson(p.decode, w);
   w.Key("prefill");
   WriteKernelTableJson(p.prefill, w);
+  if (p.attribution) {
+    w.Key("attribution");
+    WriteAttributionJson(*p.attribution, w);
+  }
   w.EndObject();
   return w.str();
 }
@@ -124,8 +152,9 @@ int RunProfile(const std::vector<std::string>& args) {
   const std::string out =
       absl::GetFlag(FLAGS_json)
           ? ProfileJson(*p)
-          : absl::StrFormat("kiln profile on %s (%s), context %d\n\n%s\n%s", p->gpu, p->kernels, p->context,
-                            FormatKernelTable(p->decode), FormatKernelTable(p->prefill));
+          : absl::StrFormat("kiln profile on %s (%s), context %d\n\n%s\n%s%s", p->gpu, p->kernels, p->context,
+                            FormatKernelTable(p->decode), FormatKernelTable(p->prefill),
+                            p->attribution ? "\n" + FormatAttribution(*p->attribution) : "");
   std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
   return 0;

@@ -5,7 +5,8 @@
 # plus the step advance; profile rows add up to the plans; the weight bytes
 # per token are `kilnc inspect`'s figure (plus the norm weights that several
 # fused kernels each re-read, under 1 %); KV bytes follow the depth; the
-# bandwidth probe reads at a plausible rate.
+# bandwidth probe reads at a plausible rate; the profile's attribution has
+# a row per decode kernel.
 # usage: bench_gpu_test.sh TYPE
 set -euo pipefail
 TYPE=$1
@@ -21,10 +22,10 @@ WEIGHTS=$(sed -n 's/.*weight bytes read per decoded token: \([0-9]*\).*/\1/p' "$
 KV=$(sed -n 's/.*KV cache bytes per token of context (f16): \([0-9]*\).*/\1/p' "$W/inspect.txt")
 FILES=(-b "$W/m.kiln" -m "$W/m.gguf")
 "$BIN/kiln" bench "${FILES[@]}" --prompt-lengths 64,300 --depths 0,1024 --steps 32 --json > "$W/bench.json"
-"$BIN/kiln" profile "${FILES[@]}" --depth 256 --steps 16 --json > "$W/profile.json"
+"$BIN/kiln" profile "${FILES[@]}" --depth 256 --steps 16 --attribution --json > "$W/profile.json"
 # The tables, for the log.
 "$BIN/kiln" bench "${FILES[@]}" --prompt-lengths 64 --depths 0 --steps 16
-"$BIN/kiln" profile "${FILES[@]}" --steps 8
+"$BIN/kiln" profile "${FILES[@]}" --steps 8 --attribution
 python3 - "$W/bench.json" "$W/profile.json" "$WEIGHTS" "$KV" <<'PY'
 import json, sys
 bench, prof = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
@@ -71,6 +72,14 @@ for step in ["decode", "prefill"]:
     check(all(r["p50_us"] <= r["p90_us"] <= r["max_us"] for r in t["kernels"]), f"profile {step}: percentiles")
 check(bench["kernels_per_token"] == prof["decode"]["launches_per_step"] + 1, "kernels per token")
 check(prof["decode"]["steps_profiled"] == 16, "profiled decode steps")
+att = prof.get("attribution", {})
+rows = att.get("kernels", [])
+check(att.get("compiled_ms_per_token", 0) > 0, "attribution: no compiled step time")
+check(sum(r["count"] for r in rows) == prof["decode"]["launches_per_step"], "attribution: counts")
+check(len(rows) == len({r["name"] for r in prof["decode"]["kernels"]}), "attribution: a row per decode kernel")
+check(all(r["swapped_ms_per_token"] > 0 for r in rows), "attribution: swapped step times")
+swapped = [r["swapped_ms_per_token"] for r in rows]
+check(swapped == sorted(swapped), "attribution: not sorted by what is saved")
 print(f"probe {bench['probe_gb_per_s']:.0f} GB/s; decode {bench['decode'][0]['tok_per_s']:.0f} tok/s at depth 0, "
       f"{bench['decode'][1]['tok_per_s']:.0f} at 1024; {bench['kernels_per_token']} kernels per token")
 if bad:

@@ -1,10 +1,11 @@
 // The pieces of `kiln bench` and `kiln profile`. CPU tests (CI): list
 // parsing and the context they need, bytes read per token from the
 // manifest, percentiles, kernel families, the per-kernel table, the report's
-// table and JSON, and the JSON writer and text tables under them. GPU tests
-// (suites PerfGpuTest and ExecutorPerfGpuTest, CTest label `gpu`): the
-// bandwidth probe on the real GPU, and the executor's per-launch timings and
-// host counters on the toy bundle (toy_bundle.h).
+// table and JSON, the attribution's launch groups, table and JSON, and the
+// JSON writer and text tables under them. GPU tests (suites PerfGpuTest and
+// ExecutorPerfGpuTest, CTest label `gpu`): the bandwidth probe on the real
+// GPU, and the executor's per-launch timings, host counters, swapped decode
+// graphs and attribution on the toy bundle (toy_bundle.h).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "runtime/bundle/expr.h"
 #include "runtime/executor.h"
+#include "runtime/perf/attribution.h"
 #include "runtime/perf/bandwidth_probe.h"
 #include "runtime/perf/bench_options.h"
 #include "runtime/perf/bench_report.h"
@@ -247,6 +249,65 @@ TEST(KernelTableTest, JsonHasEveryField) {
     count += Field(row.struct_value(), "count").number_value();
   }
   EXPECT_EQ(count, 3);
+}
+
+// ------------------------------------------------------------ attribution
+
+TEST(AttributionTest, LaunchesGroupByKernelInFirstLaunchOrder) {
+  Manifest m = ToyWithBytes();
+  // The toy decode plan (store, logits, argmax) with the logits kernel
+  // launched again at the end.
+  *m.mutable_decode()->add_launches() = m.decode().launches(1);
+  absl::StatusOr<std::vector<LaunchGroup>> g = GroupLaunchesByKernel(m, m.decode());
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->size(), 3u);
+  EXPECT_EQ((*g)[0].kernel, "toy_store");
+  EXPECT_THAT((*g)[0].launches, ElementsAre(0));
+  EXPECT_EQ((*g)[1].kernel, "toy_logits");
+  EXPECT_THAT((*g)[1].launches, ElementsAre(1, 3));
+  EXPECT_EQ((*g)[2].kernel, "toy_argmax");
+  EXPECT_THAT((*g)[2].launches, ElementsAre(2));
+  m.mutable_decode()->mutable_launches(2)->set_kernel(99);
+  EXPECT_THAT(GroupLaunchesByKernel(m, m.decode()).status().message(),
+              HasSubstr("launch 2 names kernel 99, which is out of range"));
+}
+
+Attribution SampleAttribution() {
+  Attribution a;
+  a.depth = 0;
+  a.steps = 64;
+  a.position = 40;
+  a.compiled_ms = 2.0;
+  a.rows = {{"matvec_big_1", 36, 3'000'000'000, 1.7}, {"attention_decode_2", 36, 10'000'000, 1.9}};
+  return a;
+}
+
+TEST(AttributionTest, TableSavesAgainstTheCompiledStep) {
+  Attribution a = SampleAttribution();
+  EXPECT_DOUBLE_EQ(a.saved_ms(a.rows[0]), 0.3);
+  std::string text = FormatAttribution(a);
+  EXPECT_THAT(text, HasSubstr("from depth 0 (bytes at P=40), 64 steps each"));
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 6u);  // title, header, rule, compiled, 2 kernels
+  EXPECT_THAT(lines[3], ::testing::StartsWith("(as compiled)"));
+  EXPECT_THAT(lines[4], ::testing::StartsWith("matvec_big_1"));
+  EXPECT_THAT(lines[4], HasSubstr("3000.0"));  // MB
+  EXPECT_THAT(lines[4], HasSubstr("0.300"));   // saved ms
+  EXPECT_THAT(lines[4], ::testing::EndsWith("15.0"));
+  EXPECT_THAT(lines[5], ::testing::EndsWith("5.0"));
+}
+
+TEST(AttributionTest, JsonHasEveryField) {
+  JsonWriter w;
+  WriteAttributionJson(SampleAttribution(), w);
+  google::protobuf::Struct s = ParseJson(w.str());
+  for (const char* key : {"depth", "position", "steps", "compiled_ms_per_token", "kernels"}) Field(s, key);
+  const auto& rows = Field(s, "kernels").list_value().values();
+  ASSERT_EQ(rows.size(), 2);
+  for (const auto& row : rows)
+    for (const char* key : {"name", "count", "bytes", "swapped_ms_per_token", "saved_ms_per_token"})
+      Field(row.struct_value(), key);
+  EXPECT_NEAR(Field(rows[1].struct_value(), "saved_ms_per_token").number_value(), 0.1, 1e-12);
 }
 
 // ------------------------------------------------------------ bench report
@@ -532,6 +593,86 @@ TEST_F(ExecutorPerfGpuTest, RunDecodeReportsPerTokenCountsAndProfiles) {
   EXPECT_EQ(d.bytes_per_token.weights, 1000u);
   EXPECT_EQ(d.bytes_per_token.kv, 4u * (14 + 10 + 1));  // middle position 24 attends to 25
   EXPECT_FALSE(RunDecode(ex, m, 60, 4, 20, 8).ok());  // past the toy's 64 positions
+}
+
+// A swapped decode graph leaves the swapped launches out (here the argmax:
+// the device's token stops changing), and the empty swap brings the
+// compiled graph back, exact again.
+TEST_F(ExecutorPerfGpuTest, SwappedDecodeLaunchesAreLeftOutUntilRestored) {
+  Executor& ex = *ex_;
+  ToyModel cpu;
+  absl::StatusOr<StepResult> r = ex.Prefill(std::vector<int32_t>{7, 8}, Logits::kNone);
+  ASSERT_TRUE(r.ok()) << r.status();
+  cpu.Feed(7);
+  std::vector<float> last = cpu.Feed(8);
+  ASSERT_EQ(r->argmax, Argmax(last));
+  int swapped = 0;
+  ASSERT_TRUE(ex.SwapDecodeLaunches([&](int launch, const cuda::Stream&) -> absl::StatusOr<bool> {
+                  const bool argmax = bundle_.manifest.decode().launches(launch).kernel() == kArgmax;
+                  swapped += argmax;
+                  return argmax;
+                }).ok());
+  EXPECT_EQ(swapped, 1);
+  // Each step stores its token and position: a fed token stays in the toy's
+  // sums, so the argmax kernel would move; left out, it keeps the last one.
+  const int32_t stale = r->argmax;
+  int32_t next = stale;
+  bool moves = false;  // the compiled graph's argmax would not have stayed
+  for (int i = 0; i < 3; ++i) {
+    last = cpu.Feed(next);
+    moves |= Argmax(last) != stale;
+    r = ex.Decode(next, Logits::kNone);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->argmax, stale);
+    next = r->argmax;
+  }
+  EXPECT_TRUE(moves);
+  ASSERT_TRUE(ex.SwapDecodeLaunches({}).ok());
+  last = cpu.Feed(next);
+  r = ex.Decode(next, Logits::kNone);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->argmax, Argmax(last));
+  EXPECT_THAT(ex.SwapDecodeLaunches([](int, const cuda::Stream&) -> absl::StatusOr<bool> {
+                return absl::InternalError("no");
+              }).message(),
+              HasSubstr("no"));
+  EXPECT_THAT(ex.Decode(r->argmax, Logits::kNone).status().message(), HasSubstr("no decode graph"));
+  ASSERT_TRUE(ex.SwapDecodeLaunches({}).ok());
+}
+
+TEST_F(ExecutorPerfGpuTest, AttributionTimesEveryDecodeKernelAndRestoresTheGraph) {
+  Executor& ex = *ex_;
+  Manifest m = ToyWithBytes();
+  absl::StatusOr<std::unique_ptr<cuda::Context>> ctx = cuda::Context::Create(**cuda::Driver::Get(), 0);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  ProbeOptions small;
+  small.max_bytes = uint64_t{64} << 20;
+  absl::StatusOr<ReadBuffer> ring = PrepareReadBuffer(**ctx, small, "the test's reads");
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  absl::StatusOr<ReadProbeKernel> probe = ReadProbeKernel::Load(**ctx, (*ctx)->device().supports_pdl());
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  absl::StatusOr<Attribution> a = MeasureAttribution(ex, m, *probe, *ring, 5, 2, 16);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->position, 5 + 2 + 8);
+  EXPECT_GT(a->compiled_ms, 0.0);
+  ASSERT_EQ(a->rows.size(), 3u);
+  for (const AttributionRow& row : a->rows) {
+    EXPECT_EQ(row.per_step, 1) << row.kernel;
+    EXPECT_GT(row.ms_per_token, 0.0) << row.kernel;
+  }
+  for (size_t i = 1; i < a->rows.size(); ++i) EXPECT_LE(a->rows[i - 1].ms_per_token, a->rows[i].ms_per_token);
+  // The compiled graph is back: greedy decoding from a fresh prompt is exact.
+  ToyModel cpu;
+  ASSERT_TRUE(ex.Rewind(0).ok());
+  absl::StatusOr<StepResult> r = ex.Prefill(std::vector<int32_t>{3}, Logits::kNone);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<float> last = cpu.Feed(3);
+  for (int i = 0; i < 4; ++i) {
+    last = cpu.Feed(r->argmax);
+    r = ex.Decode(r->argmax, Logits::kNone);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->argmax, Argmax(last)) << "step " << i;
+  }
 }
 
 }  // namespace
