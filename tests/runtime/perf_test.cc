@@ -646,7 +646,7 @@ TEST_F(ExecutorPerfGpuTest, AttributionTimesEveryDecodeKernelAndRestoresTheGraph
   absl::StatusOr<std::unique_ptr<cuda::Context>> ctx = cuda::Context::Create(**cuda::Driver::Get(), 0);
   ASSERT_TRUE(ctx.ok()) << ctx.status();
   ProbeOptions small;
-  small.max_bytes = uint64_t{64} << 20;
+  small.max_bytes = uint64_t{512} << 20;  // at least kMinProbeBytes
   absl::StatusOr<ReadBuffer> ring = PrepareReadBuffer(**ctx, small, "the test's reads");
   ASSERT_TRUE(ring.ok()) << ring.status();
   absl::StatusOr<ReadProbeKernel> probe = ReadProbeKernel::Load(**ctx, (*ctx)->device().supports_pdl());
