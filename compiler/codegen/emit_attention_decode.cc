@@ -45,6 +45,8 @@
 // Positions past max_splits*split_positions are not attended: the cache
 // capacity C must not exceed that product.
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "compiler/codegen/emitters.h"
 #include "compiler/codegen/kernel_plans.h"
@@ -75,20 +77,38 @@ Value* F32At(KernelBuilder& kb, Value* base, Value* idx) {
   return kb.Gep(base, b.CreateShl(b.CreateZExt(idx, kb.I64()), kb.I64c(2)));
 }
 
+// rope_fused, step 0's rotation angles at position p for the lane's pairs
+// i = lane + 32k (lanes of a partial last round past D/2 take pair
+// D/2 - 1, which NormRopeHeads leaves unused), pinned where they are
+// formed: before griddepcontrol.wait the table's constant-cache reads and
+// the f64 reduction run during the previous kernel's tail, not on the
+// chain after it.
+std::vector<RopeAngle> LanePairAngles(KernelBuilder& kb, Rope& rope, Value* p, Value* lane, int H2) {
+  auto& b = kb.b();
+  std::vector<RopeAngle> out;
+  for (int k = 0; k * kWarp < H2; ++k) {
+    Value* i = b.CreateAdd(lane, kb.I32c(int64_t{kWarp} * k));
+    if ((k + 1) * kWarp > H2) i = b.CreateSelect(b.CreateICmpSLT(i, kb.I32c(H2)), i, kb.I32c(H2 - 1));
+    const RopeAngle a = rope.Angle(p, i);
+    out.push_back({kb.Opaque(a.cos), kb.Opaque(a.sin)});
+  }
+  return out;
+}
+
 // rope_fused, step 0: warp w takes head w of this block's G + 1: w < G
 // query head kvh*G + w, RMS-normalized (q_norm), rotated and scaled into
 // q_s; w == G, only where with_key holds, key head kvh (k_norm, rotated)
 // into k_cache row p and its value head as is into v_cache row p. Lanes
-// take the rotation pairs (i, i + D/2); the head's sum of squares is a
-// butterfly. Ends with a barrier.
-void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, llvm::Value* kvh, llvm::Value* p,
-                   llvm::Value* with_key, llvm::Value* k_row, llvm::Value* v_row, llvm::Value* warp,
-                   llvm::Value* lane) {
+// take the rotation pairs (i, i + D/2), i = lane + 32k, rotated by
+// angles[k] (LanePairAngles); the head's sum of squares is a butterfly.
+// Ends with a barrier.
+void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, Rope& rope, const std::vector<RopeAngle>& angles,
+                   llvm::Value* q_s, llvm::Value* kvh, llvm::Value* with_key, llvm::Value* k_row,
+                   llvm::Value* v_row, llvm::Value* warp, llvm::Value* lane) {
   const KernelSpec& spec = kb.spec();
   auto& b = kb.b();
   const int G = plan.group, D = plan.head_dim, H2 = D / 2;
   const int64_t nq = spec.n_head, nkv = spec.n_head_kv;
-  Rope rope(kb);
   Value* qkv = kb.Param("qkv");
   Value* heads = b.CreateSelect(with_key, kb.I32c(G + 1), kb.I32c(G));
   kb.For(warp, heads, kb.I32c(plan.warps), [&](Value* hh) {
@@ -132,7 +152,7 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, llvm::Value* q_s, 
         Value* i1 = b.CreateAdd(i, kb.I32c(H2));
         Value* y0 = b.CreateFMul(b.CreateFMul(x0[k], r), w0[k]);
         Value* y1 = b.CreateFMul(b.CreateFMul(x1[k], r), w1[k]);
-        const std::pair<Value*, Value*> o = rope.Rotate(p, i, y0, y1);
+        const std::pair<Value*, Value*> o = rope.Apply(angles[k], y0, y1);
         kb.IfElse(
             is_k,
             [&] {
@@ -409,12 +429,19 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
         kb.PrefetchL2(cache_ptr(cache, b.CreateAdd(start, b.CreateLShr(i, i32c(1))), i32c(0)), D * eb);
       }, /*unroll=*/1);
     }
+    // The new token's position p = L - 1 and its rotation angles.
+    Value* p = b.CreateSub(L, i32c(1));
+    std::optional<Rope> rope;
+    std::vector<RopeAngle> angles;
+    if (spec.rope_fused) {
+      rope.emplace(kb);
+      angles = LanePairAngles(kb, *rope, p, lane, D / 2);
+    }
     kb.GridDependencyWait();
     Value* n = smin(b.CreateSub(L, start), len);
     // 1. Scaled q (step 0 when fused), then scores.
     if (spec.rope_fused) {
-      Value* p = b.CreateSub(L, i32c(1));
-      NormRopeHeads(kb, plan, q_s, kvh, p, b.CreateICmpEQ(split, b.CreateSub(nact, i32c(1))),
+      NormRopeHeads(kb, plan, *rope, angles, q_s, kvh, b.CreateICmpEQ(split, b.CreateSub(nact, i32c(1))),
                     cache_ptr(kb.Param("k_cache"), p, i32c(0)), cache_ptr(kb.Param("v_cache"), p, i32c(0)), warp, lane);
     } else {
       Value* q = kb.Param("q");

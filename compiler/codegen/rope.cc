@@ -24,7 +24,7 @@ Rope::Rope(KernelBuilder& kb) : kb_(kb) {
   inv_freq_ = g;
 }
 
-std::pair<Value*, Value*> Rope::Rotate(Value* p, Value* i, Value* y0, Value* y1) {
+RopeAngle Rope::Angle(Value* p, Value* i) {
   auto& b = kb_.b();
   llvm::Type* f64 = b.getDoubleTy();
   auto dc = [&](double v) { return llvm::ConstantFP::get(f64, v); };
@@ -37,8 +37,13 @@ std::pair<Value*, Value*> Rope::Rotate(Value* p, Value* i, Value* y0, Value* y1)
   Value* red = b.CreateIntrinsic(llvm::Intrinsic::fma, {f64}, {nk, dc(kTwoPiHi), theta});
   red = b.CreateIntrinsic(llvm::Intrinsic::fma, {f64}, {nk, dc(kTwoPiLo), red});
   Value* a = b.CreateFPTrunc(red, kb_.F32());
-  Value* c = b.CreateIntrinsic(llvm::Intrinsic::nvvm_cos_approx_f, {}, {a});
-  Value* s = b.CreateIntrinsic(llvm::Intrinsic::nvvm_sin_approx_f, {}, {a});
+  return {b.CreateIntrinsic(llvm::Intrinsic::nvvm_cos_approx_f, {}, {a}),
+          b.CreateIntrinsic(llvm::Intrinsic::nvvm_sin_approx_f, {}, {a})};
+}
+
+std::pair<Value*, Value*> Rope::Apply(const RopeAngle& a, Value* y0, Value* y1) {
+  auto& b = kb_.b();
+  Value *c = a.cos, *s = a.sin;
   return {b.CreateFSub(b.CreateFMul(y0, c), b.CreateFMul(y1, s)), b.CreateFAdd(b.CreateFMul(y0, s), b.CreateFMul(y1, c))};
 }
 

@@ -17,16 +17,29 @@
 
 namespace kiln::codegen {
 
+// cos and sin of theta_i = p * base^(-2i/D).
+struct RopeAngle {
+  llvm::Value* cos = nullptr;
+  llvm::Value* sin = nullptr;
+};
+
 class Rope {
  public:
   // Adds the kernel's frequency table (spec.head_dim / 2 doubles of
   // spec.rope_base) to the module.
   explicit Rope(KernelBuilder& kb);
 
-  // Pair i = (x_i, x_{i+D/2}) of a head at position p (i32), rotated by
-  // theta_i = p * base^(-2i/D):
+  // Pair i's angle at position p (i32). It depends on neither the row nor
+  // anything a kernel writes, so a kernel may form it before
+  // griddepcontrol.wait (the table is .const: lanes reading their own
+  // entries take the constant cache one address at a time).
+  RopeAngle Angle(llvm::Value* p, llvm::Value* i);
+  // Pair i = (x_i, x_{i+D/2}) of a head rotated by its angle:
   //   (y0 cos - y1 sin, y0 sin + y1 cos).
-  std::pair<llvm::Value*, llvm::Value*> Rotate(llvm::Value* p, llvm::Value* i, llvm::Value* y0, llvm::Value* y1);
+  std::pair<llvm::Value*, llvm::Value*> Apply(const RopeAngle& a, llvm::Value* y0, llvm::Value* y1);
+  std::pair<llvm::Value*, llvm::Value*> Rotate(llvm::Value* p, llvm::Value* i, llvm::Value* y0, llvm::Value* y1) {
+    return Apply(Angle(p, i), y0, y1);
+  }
 
  private:
   KernelBuilder& kb_;

@@ -353,6 +353,28 @@ KernelSpec FusedDecodeAttention8BUnderPdl(const char* name) {
   return d;
 }
 
+// Under programmatic launch the fused decode attention forms its RoPE
+// angles (the .const table's f64 frequencies, the f64 reduction, sin and
+// cos) for the new token's position before griddepcontrol.wait, during the
+// previous kernel's tail: after the wait only their products remain.
+TEST(CodegenFileCheck, DecodeAttentionRotationAnglesBeforeTheWait) {
+  KernelSpec d = FusedDecodeAttention8BUnderPdl("deca");
+  ExpectFileCheck({d}, Sm(90), R"(
+CHECK-LABEL: .entry deca(
+CHECK: ld.global.cg.u32
+CHECK: ld.const.f64
+CHECK: cos.approx.f32
+CHECK: sin.approx.f32
+CHECK: ld.const.f64
+CHECK: cos.approx.f32
+CHECK: sin.approx.f32
+CHECK: griddepcontrol.wait;
+CHECK-NOT: ld.const
+CHECK-NOT: sin.approx
+CHECK: bar.sync
+)");
+}
+
 // Under programmatic launch the fused decode attention reads pos before
 // griddepcontrol.wait, then every value its warp needs from the qkv row
 // (two rounds of query/key pairs and value pairs: 8 loads for 128 dims)
