@@ -88,7 +88,7 @@ void AddFields(const google::protobuf::Message& m, const std::string& family, At
     const std::string& n = f->name();
     if (family == "attention_decode" && (n == "query_block" || n == "key_block")) continue;
     if (family == "attention_prefill" && (n == "split_positions" || n == "max_splits" || n == "min_split_positions" ||
-                                          n == "blocks_per_sm"))
+                                          n == "blocks_per_sm" || n == "release_after_wait"))
       continue;
     if (family != "argmax" && (n == "block_cols" || n == "max_blocks")) continue;
     if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32)

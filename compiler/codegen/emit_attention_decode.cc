@@ -438,6 +438,10 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       angles = LanePairAngles(kb, *rope, p, lane, D / 2);
     }
     kb.GridDependencyWait();
+    // release_after_wait: the previous kernel has ended, so the next one's
+    // blocks may arrive now and put their first weight loads in flight
+    // while this kernel's latency-bound chain runs on a few SMs.
+    if (spec.attention.release_after_wait) kb.GridDependencyLaunchDependents();
     Value* n = smin(b.CreateSub(L, start), len);
     // 1. Scaled q (step 0 when fused), then scores.
     if (spec.rope_fused) {

@@ -109,6 +109,9 @@ struct AttentionSchedule {
   int max_splits = 64;           // decode: splits per KV head (grid.y)
   int min_split_positions = 64;  // decode: the fewest positions a split takes (below: fewer splits)
   int blocks_per_sm = 1;          // decode: registers capped (.maxnreg) so this many blocks fit an SM
+  // decode, programmatic launch: dependents released right after the wait
+  // (their blocks' first weight loads overlap this kernel), not at the stores
+  bool release_after_wait = false;
   int query_block = 64;          // prefill query tile (queries per block)
   int key_block = 64;            // prefill key tile (reserved: the current emitter streams keys)
 };

@@ -89,6 +89,7 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("max_splits", s.attention.max_splits);
   get("min_split_positions", s.attention.min_split_positions);
   get("blocks_per_sm", s.attention.blocks_per_sm);
+  get("release_after_wait", s.attention.release_after_wait);
   get("query_block", s.attention.query_block);
   get("key_block", s.attention.key_block);
   get("threads", s.elementwise.threads);

@@ -151,6 +151,7 @@ std::string SpecKey(const codegen::KernelSpec& s) {
       s.matvec.stage_all, ",", s.matvec.int8_activations, ",", s.matvec.row_tiles, ",", s.matvec.stream_stages, ",", s.matvec.release_early, ",", s.matvec.pipeline_loads, ",", s.matvec.pipeline_rows, ",", s.matvec.blocks_per_sm, ",", s.matvec.warp_reduce, "|", s.gemm.tile_m, ",", s.gemm.tile_n, ",", s.gemm.tile_k, ",",
       s.gemm.threads, ",", s.gemm.stages, ",", s.gemm.tensor_cores, "|", s.attention.threads, ",",
       s.attention.split_positions, ",", s.attention.max_splits, ",", s.attention.min_split_positions, ",", s.attention.blocks_per_sm, ",",
+      s.attention.release_after_wait, ",",
       s.attention.query_block, ",", s.attention.key_block, "|", s.elementwise.threads, ",", s.elementwise.block_cols,
       ",", s.elementwise.max_blocks, "|", s.programmatic_launch);
 }

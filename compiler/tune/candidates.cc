@@ -57,6 +57,7 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("max_splits", s.attention.max_splits);
       f("min_split_positions", s.attention.min_split_positions);
       f("blocks_per_sm", s.attention.blocks_per_sm);
+      f("release_after_wait", s.attention.release_after_wait);
       f("query_block", s.attention.query_block);
       f("key_block", s.attention.key_block);
       return;

@@ -66,6 +66,7 @@ void VisitSpec(KernelSpec& s, F&& f) {
   f("attention.max_splits", s.attention.max_splits);
   f("attention.min_split_positions", s.attention.min_split_positions);
   f("attention.blocks_per_sm", s.attention.blocks_per_sm);
+  f("attention.release_after_wait", s.attention.release_after_wait);
   f("attention.query_block", s.attention.query_block);
   f("attention.key_block", s.attention.key_block);
   f("elementwise.threads", s.elementwise.threads);

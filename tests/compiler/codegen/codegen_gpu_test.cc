@@ -438,12 +438,14 @@ TEST(CodegenGpu, RopeAndAttention) {
       p.name = absl::StrCat("pre_", m.name, "_", kv);
       p.attention.query_block = 16;
       specs.push_back(p);
-      // The three decode schedules with q/k-norm + RoPE + store fused in.
+      // The three decode schedules with q/k-norm + RoPE + store fused in;
+      // the 16-split one releases its dependents right after its wait.
       for (const KernelSpec* dec : {&d, &c, &f}) {
         KernelSpec x = *dec;
         x.name = "rope_" + x.name;
         x.rope_fused = true;
         x.eps = 1e-6f;
+        x.attention.release_after_wait = dec == &f;
         specs.push_back(x);
       }
     }

@@ -375,6 +375,28 @@ CHECK: bar.sync
 )");
 }
 
+// release_after_wait: the dependents launch once the wait is over, before
+// the kernel loads anything the previous kernel wrote; by default only the
+// live splits' ends release them.
+TEST(CodegenFileCheck, DecodeAttentionReleaseAfterWait) {
+  KernelSpec d = FusedDecodeAttention8BUnderPdl("decw");
+  d.attention.release_after_wait = true;
+  KernelSpec plain = FusedDecodeAttention8BUnderPdl("decn");
+  ExpectFileCheck({d, plain}, Sm(90), R"(
+CHECK-LABEL: .entry decw(
+CHECK-NOT: griddepcontrol.launch_dependents
+CHECK: griddepcontrol.wait;
+CHECK-NOT: ld.global
+CHECK: griddepcontrol.launch_dependents;
+CHECK: ld.global.cg.f32
+CHECK-LABEL: .entry decn(
+CHECK: griddepcontrol.wait;
+CHECK-NOT: griddepcontrol.launch_dependents
+CHECK: ld.global.cg.f32
+CHECK: bar.sync
+)");
+}
+
 // Under programmatic launch the fused decode attention reads pos before
 // griddepcontrol.wait, then every value its warp needs from the qkv row
 // (two rounds of query/key pairs and value pairs: 8 loads for 128 dims)
