@@ -68,8 +68,8 @@ std::string Clean(std::string s) {
 std::string Normalize(std::string_view s) { return absl::AsciiStrToLower(std::string(s)); }
 
 constexpr char kCacheHeader[] =
-    "# kiln tune cache v1: gpu sm_count driver target family dtype rows cols schedule variant status us gbps "
-    "rel_err date detail";
+    "# kiln tune cache v2: gpu sm_count driver target family dtype rows cols schedule variant code status us "
+    "gbps rel_err date detail";
 
 }  // namespace
 
@@ -200,25 +200,42 @@ absl::StatusOr<TuneStatus> ParseTuneStatus(std::string_view name) {
   return absl::InvalidArgumentError(absl::StrCat("unknown status '", std::string(name), "'"));
 }
 
-std::string RecordKey(const TuneRecord& r) {
-  return absl::StrCat(r.device.gpu, "|", Normalize(r.target), "|", r.key.family, "|", r.key.weight_dtype, "|",
-                      r.key.rows, "|", r.key.cols, "|", r.schedule, "|", r.variant);
+namespace {
+
+// RecordKey less the code: one schedule of one shape, however compiled.
+std::string CandidateKey(const TuneRecord& r) {
+  return absl::StrCat(r.device.gpu, "|", Normalize(r.target), "|", ShapeKey(r.key), "|", r.schedule, "|",
+                      r.variant);
 }
+
+}  // namespace
+
+std::string ShapeKey(const ScheduleKey& key) {
+  return absl::StrCat(key.family, "|", key.weight_dtype, "|", key.rows, "|", key.cols);
+}
+
+std::string RecordKey(const TuneRecord& r) { return absl::StrCat(CandidateKey(r), "|", r.code); }
 
 std::string FormatRecord(const TuneRecord& r) {
   return absl::StrJoin(
       {Clean(r.device.gpu), absl::StrCat(r.device.sm_count), Clean(r.device.driver), Clean(r.target),
        Clean(r.key.family), Clean(r.key.weight_dtype), absl::StrCat(r.key.rows), absl::StrCat(r.key.cols),
-       Clean(r.schedule), Clean(r.variant), std::string(TuneStatusName(r.status)), absl::StrFormat("%.3f", r.us),
+       Clean(r.schedule), Clean(r.variant), Clean(r.code), std::string(TuneStatusName(r.status)),
+       absl::StrFormat("%.3f", r.us),
        absl::StrFormat("%.1f", r.gbps), absl::StrFormat("%.3g", r.rel_err), Clean(r.date), Clean(r.detail)},
       "\t");
 }
 
 absl::StatusOr<TuneRecord> ParseRecord(std::string_view line) {
   std::vector<std::string> f = absl::StrSplit(absl::string_view(line.data(), line.size()), '\t');
-  if (f.size() != 16)
-    return absl::DataLossError(absl::StrCat("expected 16 tab-separated fields, found ", f.size()));
+  if (f.size() != 16 && f.size() != 17)
+    return absl::DataLossError(absl::StrCat("expected 17 tab-separated fields (16 in a v1 cache), found ", f.size()));
   TuneRecord r;
+  // v1 lines have no code: the fields after the variant move up by one.
+  if (f.size() == 17) {
+    r.code = f[10];
+    f.erase(f.begin() + 10);
+  }
   r.device.gpu = f[0];
   r.device.driver = f[2];
   r.target = f[3];
@@ -344,11 +361,26 @@ absl::StatusOr<ExportedTable> ExportTable(absl::Span<const TuneRecord> records, 
     return absl::InvalidArgumentError(absl::StrCat("no correct results for ", target, " on '", gpu, "'"));
   }
 
+  // Each schedule's newest record (records come in the order they were
+  // first appended; a record of another code for the same schedule came
+  // later), where the options name current codes only those.
+  std::map<std::string, const TuneRecord*> newest;
+  std::vector<std::string> order;
+  for (const TuneRecord& r : records) {
+    if (Normalize(r.target) != target || r.device.gpu != gpu || !r.variant.empty()) continue;
+    auto codes = options.current_codes.find(ShapeKey(r.key));
+    if (codes != options.current_codes.end() && !codes->second.count(r.code)) continue;
+    auto [it, fresh] = newest.emplace(CandidateKey(r), &r);
+    if (fresh)
+      order.push_back(it->first);
+    else
+      it->second = &r;
+  }
   using Shape = std::tuple<std::string, std::string, int64_t, int64_t>;
   std::map<Shape, const TuneRecord*> best;
   std::map<Shape, int> counts;
-  for (const TuneRecord& r : records) {
-    if (Normalize(r.target) != target || r.device.gpu != gpu || !r.variant.empty()) continue;
+  for (const std::string& k : order) {
+    const TuneRecord& r = *newest[k];
     const Shape s{r.key.family, r.key.weight_dtype, r.key.rows, r.key.cols};
     ++counts[s];
     if (r.status != TuneStatus::kOk) continue;
@@ -356,6 +388,9 @@ absl::StatusOr<ExportedTable> ExportTable(absl::Span<const TuneRecord> records, 
     if (!fresh && r.us < it->second->us) it->second = &r;
   }
 
+  if (best.empty())
+    return absl::InvalidArgumentError(absl::StrCat("no correct results for ", target, " on '", gpu,
+                                                   "' from the candidates as this kilnc compiles them"));
   ExportedTable out;
   ScheduleTable& t = out.table;
   t.set_target(target);

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,10 @@ struct TuneRecord {
   ScheduleKey key;       // family, weight dtype, rows, cols (schedule.proto ScheduleEntry)
   std::string schedule;  // CanonicalSchedule
   std::string variant;   // empty for real candidates; the test hook's synthetic kernels name theirs
+  // The candidate's code: a digest of its PTX (compiler/tune CodeDigest),
+  // so a search after a codegen change measures again what now compiles
+  // differently. Empty in caches written before it was recorded (v1).
+  std::string code;
   TuneStatus status = TuneStatus::kError;
   double us = 0;         // median time per launch
   double gbps = 0;       // bytes read / median time
@@ -77,11 +82,12 @@ struct TuneRecord {
   std::string date;      // ISO 8601 day it was measured
 };
 
-// gpu, target, family, dtype, rows, cols, schedule, variant: what a resumed
-// search skips.
+// gpu, target, family, dtype, rows, cols, schedule, variant, code: what a
+// resumed search skips.
 std::string RecordKey(const TuneRecord& record);
 // One tab-separated line (no newline); tabs and newlines in text fields
-// become spaces. ParseRecord is DataLoss naming the problem.
+// become spaces. ParseRecord is DataLoss naming the problem; it reads the
+// 17 fields FormatRecord writes and the 16 of a v1 cache (no code).
 std::string FormatRecord(const TuneRecord& record);
 absl::StatusOr<TuneRecord> ParseRecord(std::string_view line);
 
@@ -119,7 +125,15 @@ class TuneCache {
 struct ExportOptions {
   std::string target = "sm_90";
   std::string gpu;  // the GPU whose results to export; empty: the only one in the records
+  // Per shape ("family|dtype|rows|cols", ShapeKey), the codes of the
+  // candidates as this kilnc compiles them (a search just run): records of
+  // those shapes with another code are left out. Shapes not listed take
+  // every record.
+  std::map<std::string, std::set<std::string>> current_codes;
 };
+
+// "family|dtype|rows|cols" of a record's shape (ExportOptions).
+std::string ShapeKey(const ScheduleKey& key);
 
 struct ExportedTable {
   ScheduleTable table;
@@ -128,7 +142,9 @@ struct ExportedTable {
 };
 
 // For every (family, dtype, rows, cols) of `records` (target and GPU
-// matching, status ok, no variant), the fastest schedule, as an entry for
+// matching, status ok, no variant, a current code where the options list
+// the shape's; of records of the same schedule with different codes, the
+// last one: the newest measurement), the fastest schedule, as an entry for
 // exactly that shape; then `base`'s entries (the shipped table: catch-alls
 // for unknown shapes), minus those for exactly a shape tuned now, each
 // keeping its own provenance (base's, if it had none). The table's

@@ -128,11 +128,15 @@ absl::StatusOr<schedules::ScheduleTable> BaseTable(const std::string& target) {
   return table;
 }
 
-absl::Status Export(const schedules::TuneCache& cache, const std::string& target, const std::string& path) {
+// `codes`: the shapes just searched and their candidates' codes (empty for
+// an export alone: each schedule's newest record counts).
+absl::Status Export(const schedules::TuneCache& cache, const std::string& target, const std::string& path,
+                    std::map<std::string, std::set<std::string>> codes = {}) {
   ASSIGN_OR_RETURN(schedules::ScheduleTable base, BaseTable(target));
   schedules::ExportOptions eo;
   eo.target = target;
   eo.gpu = absl::GetFlag(FLAGS_gpu);
+  eo.current_codes = std::move(codes);
   ASSIGN_OR_RETURN(schedules::ExportedTable table, schedules::ExportTable(cache.records(), base, eo));
   std::ofstream out(path);
   out << schedules::FormatTable(table);
@@ -226,7 +230,7 @@ absl::Status Tune(const std::vector<std::string>& positional) {
   ::signal(SIGPIPE, SIG_IGN);
   ASSIGN_OR_RETURN(tune::TuneReport report, tune::RunTuning(units, cache, o, stderr));
   PrintReport(report);
-  if (!export_path.empty()) RETURN_IF_ERROR(Export(cache, target, export_path));
+  if (!export_path.empty()) RETURN_IF_ERROR(Export(cache, target, export_path, report.codes));
   return absl::OkStatus();
 }
 

@@ -5,7 +5,9 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "compiler/codegen/codegen.h"
 #include "compiler/lower/lower_to_kernels.h"
 #include "google/protobuf/descriptor.h"
 #include "models/qwen3_config.h"
@@ -301,6 +303,22 @@ int64_t BytesRead(const KernelSpec& spec, int64_t position) {
     default:
       return 0;
   }
+}
+
+absl::StatusOr<std::string> CandidatePtx(const Candidate& c, const codegen::Target& target) {
+  if (!c.variant.empty()) return SyntheticPtx(c.spec, target, c.variant);
+  absl::StatusOr<codegen::CompiledModule> m = codegen::EmitPtx({c.spec}, target);
+  if (!m.ok()) return absl::Status(m.status().code(), absl::StrCat("codegen: ", m.status().message()));
+  return std::move(m->ptx);
+}
+
+std::string CodeDigest(std::string_view ptx) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, 64 bits
+  for (unsigned char ch : ptx) {
+    h ^= ch;
+    h *= 0x100000001b3ull;
+  }
+  return absl::StrFormat("%016x", h);
 }
 
 }  // namespace kiln::tune

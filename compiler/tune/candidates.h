@@ -7,6 +7,7 @@
 #define KILN_COMPILER_TUNE_CANDIDATES_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -60,7 +61,14 @@ struct Candidate {
   std::string schedule;              // schedules::CanonicalSchedule(entry)
   std::string variant;               // "" for real ones; "test_fault"/"test_hang" from the test hook
   codegen::KernelSpec spec;          // the unit's spec with this schedule, named for the candidate
+  std::string code;                  // CodeDigest of its PTX (set by the search before the cache lookup)
 };
+
+// The candidate's PTX: codegen's, or SyntheticPtx's for the test hook's.
+absl::StatusOr<std::string> CandidatePtx(const Candidate& c, const codegen::Target& target);
+// A candidate's code identity in the cache (TuneRecord::code): 64-bit
+// FNV-1a of its PTX, 16 hex digits. Stable across runs and machines.
+std::string CodeDigest(std::string_view ptx);
 
 // The unit's candidates: its current schedule first, then the search space
 // (`limit` > 0 keeps only the first `limit`), dropping what

@@ -32,16 +32,9 @@ struct Compiled {
 
 Compiled Compile(const Candidate& c, const codegen::Target& target, bool have_ptxas) {
   Compiled out;
-  std::string ptx;
-  if (!c.variant.empty()) {
-    absl::StatusOr<std::string> p = SyntheticPtx(c.spec, target, c.variant);
-    if (!p.ok()) return {"", false, TuneStatus::kError, std::string(p.status().message())};
-    ptx = *std::move(p);
-  } else {
-    absl::StatusOr<codegen::CompiledModule> m = codegen::EmitPtx({c.spec}, target);
-    if (!m.ok()) return {"", false, TuneStatus::kError, absl::StrCat("codegen: ", m.status().message())};
-    ptx = std::move(m->ptx);
-  }
+  absl::StatusOr<std::string> p = CandidatePtx(c, target);
+  if (!p.ok()) return {"", false, TuneStatus::kError, std::string(p.status().message())};
+  std::string ptx = *std::move(p);
   if (!have_ptxas) {  // the worker's driver JIT-compiles the PTX
     out.image = std::move(ptx);
     return out;
@@ -69,6 +62,7 @@ TuneRecord RecordFor(const Candidate& c, const TuneUnit& u, const schedules::Dev
   r.key = u.key;
   r.schedule = c.schedule;
   r.variant = c.variant;
+  r.code = c.code;
   r.date = o.date;
   return r;
 }
@@ -118,6 +112,22 @@ class Search {
       report_.total += ur.candidates;
       all.push_back(std::move(cs));
     }
+    // Each candidate's code identity, so the cache holds only what this
+    // kilnc compiles the same way (on every core: LLVM only, no ptxas).
+    std::vector<Candidate*> flat;
+    for (std::vector<Candidate>& cs : all)
+      for (Candidate& c : cs) flat.push_back(&c);
+    ParallelFor(static_cast<int64_t>(flat.size()), o_.compile_threads > 0 ? o_.compile_threads : DefaultThreads(),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t k = b; k < e; ++k) {
+                    Candidate& c = *flat[size_t(k)];
+                    absl::StatusOr<std::string> ptx = CandidatePtx(c, target_);
+                    // No PTX: the compile step below records why; its code stays "-".
+                    c.code = ptx.ok() ? CodeDigest(*ptx) : "-";
+                  }
+                });
+    for (size_t i = 0; i < all.size(); ++i)
+      for (const Candidate& c : all[i]) report_.codes[schedules::ShapeKey(units_[i].key)].insert(c.code);
     for (size_t i = 0; i < all.size(); ++i)
       for (const Candidate& c : all[i])
         if (const TuneRecord* r = cache_.Find(RecordFor(c, units_[i], report_.device, o_))) {

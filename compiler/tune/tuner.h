@@ -9,7 +9,9 @@
 #define KILN_COMPILER_TUNE_TUNER_H_
 
 #include <cstdio>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,9 @@ struct TuneReport {
   int faults = 0, timeouts = 0, worker_restarts = 0;
   bool budget_exhausted = false;
   std::vector<UnitReport> units;
+  // Per shape (schedules::ShapeKey), the codes of this search's candidates:
+  // what an export right after it keeps (ExportOptions::current_codes).
+  std::map<std::string, std::set<std::string>> codes;
 };
 
 // Runs the search. `log` gets one line per finished unit (and per candidate

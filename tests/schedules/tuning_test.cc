@@ -123,11 +123,22 @@ TuneRecord Record(const std::string& gpu, int64_t rows, int threads, TuneStatus 
 TEST(Tuning, RecordsRoundTripThroughALine) {
   TuneRecord r = Record("NVIDIA H200", 6144, 64, TuneStatus::kFault, 0);
   r.detail = "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS\twith\na tab";
+  r.code = "0123456789abcdef";
   const std::string line = FormatRecord(r);
   EXPECT_EQ(line.find('\n'), std::string::npos);
   auto back = ParseRecord(line);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(RecordKey(*back), RecordKey(r));
+  EXPECT_EQ(back->code, "0123456789abcdef");
+  // A v1 cache's line: no code field.
+  std::string v1 = line;
+  v1.erase(v1.find("\t0123456789abcdef"), 17);
+  auto old = ParseRecord(v1);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->code, "");
+  EXPECT_EQ(old->status, TuneStatus::kFault);
+  EXPECT_EQ(old->detail, back->detail);
+  EXPECT_NE(RecordKey(*old), RecordKey(r));  // measured again by a search that knows the code
   EXPECT_EQ(back->status, TuneStatus::kFault);
   EXPECT_EQ(back->device.sm_count, 132);
   EXPECT_EQ(back->detail, "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS with a tab");
@@ -169,6 +180,9 @@ TEST(Tuning, CacheResumesWhatFinished) {
   EXPECT_EQ(cache->Find(Record("G", 6144, 256, TuneStatus::kOk, 0)), nullptr);
   EXPECT_EQ(cache->Find(Record("other GPU", 6144, 64, TuneStatus::kOk, 0)), nullptr);
   EXPECT_EQ(cache->Find(Record("G", 6144, 64, TuneStatus::kOk, 0, "test_fault")), nullptr);
+  TuneRecord recompiled = Record("G", 6144, 64, TuneStatus::kOk, 0);
+  recompiled.code = "fedcba9876543210";  // the same schedule, compiled differently
+  EXPECT_EQ(cache->Find(recompiled), nullptr);
   std::filesystem::remove(path);
 }
 
@@ -259,6 +273,32 @@ TEST(Tuning, ExportPicksTheFastestCorrectCandidatePerShape) {
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->provenance.source(), Provenance::HEURISTIC);
   EXPECT_FALSE(other->fallback);
+}
+
+// Of one schedule measured under two codes (kilnc changed between the
+// searches), the newer record counts; an export right after a search keeps
+// only the codes that search compiled.
+TEST(Tuning, ExportTakesEachSchedulesNewestRecordAndTheCurrentCodes) {
+  TuneRecord old_fast = Record("G", 6144, 64, TuneStatus::kOk, 5);
+  old_fast.code = "a";
+  TuneRecord now_slow = Record("G", 6144, 64, TuneStatus::kOk, 9);
+  now_slow.code = "b";
+  TuneRecord other = Record("G", 6144, 128, TuneStatus::kOk, 8);
+  other.code = "b";
+  TuneRecord stale_only = Record("G", 6144, 256, TuneStatus::kOk, 7);
+  stale_only.code = "a";
+  const std::vector<TuneRecord> rs = {old_fast, now_slow, other, stale_only};
+  auto newest = ExportTable(rs, BaseSm90(), {"sm_90", ""});
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->table.entries(0).matvec().threads(), 256);  // 7 us: nothing newer replaced it
+  ExportOptions current{"sm_90", ""};
+  current.current_codes[ShapeKey(other.key)] = {"b"};
+  auto now = ExportTable(rs, BaseSm90(), current);
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_EQ(now->table.entries(0).matvec().threads(), 128);  // 8 us, against this kilnc's 9
+  EXPECT_NE(now->comments[0].find("best of 2"), std::string::npos) << now->comments[0];
+  current.current_codes[ShapeKey(other.key)] = {"c"};
+  EXPECT_FALSE(ExportTable(rs, BaseSm90(), current).ok());  // nothing of the shape is current
 }
 
 TEST(Tuning, ReExportReplacesTheOldEntryOfAShape) {

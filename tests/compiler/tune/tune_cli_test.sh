@@ -4,7 +4,8 @@
 # the real candidates, sent through the same worker path: the search must
 # finish, record both with their reason, restart the worker, pick correct
 # winners, resume from its cache (also after an interrupted write), export
-# a TUNED table, and honour --budget.
+# a TUNED table, and honour --budget; results of another codegen (other PTX
+# digests) are measured again, and a cache of the first format still reads.
 # usage: tune_cli_test.sh KILNC fake|gpu   (fake: the worker fakes the GPU,
 # a CPU test of the isolation path; gpu: the real device, label gpu)
 set -euo pipefail
@@ -21,12 +22,14 @@ tune() { "$KILNC" tune -m "$W/m.gguf" --families matvec,attention --limit 4 "${E
 # 1. The search, with the synthetic candidates injected into the first shape.
 tune --cache "$W/c.tsv" --inject_test_candidates --export "$W/t.txtpb" > "$W/out1.txt" 2> "$W/err1.txt" \
   || fail "the search failed"
-grep -qP '\ttest_fault\tfault\t' "$W/c.tsv" || fail "the faulting candidate is not recorded as a fault"
-grep -qP '\ttest_hang\ttimeout\t.*the worker was killed' "$W/c.tsv" || fail "the hanging candidate is not a timeout"
+# Fields after the schedule: variant, code (the PTX's digest), status.
+grep -qP '\ttest_fault\t[0-9a-f]{16}\tfault\t' "$W/c.tsv" || fail "the faulting candidate is not recorded as a fault"
+grep -qP '\ttest_hang\t[0-9a-f]{16}\ttimeout\t.*the worker was killed' "$W/c.tsv" \
+  || fail "the hanging candidate is not a timeout"
 grep -q "1 faults, 1 timeouts, 2 worker restarts" "$W/out1.txt" || fail "expected 1 fault, 1 timeout, 2 restarts"
 ! grep -q "no correct candidate" "$W/out1.txt" || fail "a shape has no correct winner"
 # The real candidates after the fault and the hang ran: 4 correct ones per shape.
-[ "$(grep -cP '\t\tok\t' "$W/c.tsv")" -eq $((4 * ($(wc -l < "$W/out1.txt") - 2))) ] \
+[ "$(grep -cP '\t\t[0-9a-f]{16}\tok\t' "$W/c.tsv")" -eq $((4 * ($(wc -l < "$W/out1.txt") - 2))) ] \
   || fail "not every real candidate ran and passed"
 # 2. The export: tuned on this GPU, one entry per shape, never a synthetic one.
 grep -q "source: TUNED" "$W/t.txtpb" || fail "the table is not TUNED"
@@ -57,4 +60,19 @@ diff <(grep '^entries' "$W/t.txtpb") <(grep '^entries' "$W/t2.txtpb") > /dev/nul
 # 6. A spent budget starts nothing.
 tune --cache "$W/b.tsv" --budget 0s > "$W/out5.txt" 2> "$W/err5.txt" || fail "the budget run failed"
 grep -q " 0 measured now.*the budget ran out" "$W/out5.txt" || fail "the budget was not honoured"
+# 7. Results of another codegen (other PTX digests, as after a kilnc
+# change) are measured again, and an export right after the search keeps
+# this kilnc's; a cache of the first format (no code column) reads.
+# The old results are made the fastest (0.001 us), so an export that used
+# them would show it.
+awk -F'\t' -v OFS='\t' '/^#/ {print; next} {$11 = "00000000deadbeef"; $13 = "0.001"; print}' "$W/c.tsv" > "$W/old.tsv"
+tune --cache "$W/old.tsv" --export "$W/t3.txtpb" > "$W/out6.txt" 2> "$W/err6.txt" || fail "the search over an old cache failed"
+grep -qE "^([0-9]+) candidates: 0 from the cache, \1 measured now" "$W/out6.txt" \
+  || fail "results of another codegen were reused"
+grep -q "source: TUNED" "$W/t3.txtpb" || fail "no export after the codegen change"
+! grep -q ": 0.00 us" "$W/t3.txtpb" || fail "the export took a result of another codegen"
+sed -E 's/\t[0-9a-f]{16}\t(ok|wrong|fault|timeout|rejected|error)\t/\t\1\t/; s/cache v2: (.*) code /cache v1: \1 /' \
+  "$W/c.tsv" > "$W/v1.tsv"
+"$KILNC" tune --export "$W/t4.txtpb" --cache "$W/v1.tsv" 2> "$W/err7.txt" || fail "a v1 cache does not export"
+diff <(grep '^entries' "$W/t.txtpb") <(grep '^entries' "$W/t4.txtpb") > /dev/null || fail "the v1 cache exports otherwise"
 echo "tune $MODE: ok ($SHAPES shapes; fault and hang recorded; resumed; exported)"

@@ -176,6 +176,30 @@ TEST(TuneCandidates, SyntheticKernelsTakeTheAbiAndAssemble) {
   EXPECT_FALSE(SyntheticPtx(unit.spec, target, "nonsense").ok());
 }
 
+// A candidate's code identity is its PTX's digest: the same schedule gives
+// the same code on every run, another schedule (other PTX) another one.
+TEST(TuneCandidates, CodeIsADigestOfThePtx) {
+  EXPECT_EQ(CodeDigest(""), "cbf29ce484222325");  // FNV-1a 64's offset basis
+  EXPECT_EQ(CodeDigest("a"), "af63dc4c8601ec8c");
+  TuneUnit unit;
+  unit.spec = MatVec(512, 256);
+  unit.key = *KeyOfSpec(unit.spec);
+  auto spaces = schedules::BuiltinSpaces();
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  const codegen::Target target = *codegen::Target::FromName("sm_90");
+  auto cs = EnumerateCandidates(unit, 0, *spaces, target, 2);
+  ASSERT_TRUE(cs.ok()) << cs.status();
+  ASSERT_EQ(cs->size(), 2u);
+  auto a = CandidatePtx((*cs)[0], target), again = CandidatePtx((*cs)[0], target), b = CandidatePtx((*cs)[1], target);
+  ASSERT_TRUE(a.ok() && again.ok() && b.ok());
+  EXPECT_EQ(CodeDigest(*a), CodeDigest(*again));
+  EXPECT_NE(CodeDigest(*a), CodeDigest(*b));
+  Candidate fault = SyntheticCandidates(unit, 0)[0];
+  auto synthetic = CandidatePtx(fault, target);
+  ASSERT_TRUE(synthetic.ok()) << synthetic.status();
+  EXPECT_TRUE(absl::StrContains(*synthetic, "1099511627776"));  // the test hook's kernel, not codegen's
+}
+
 TEST(TuneWorkerProcess, ATimeoutKillsAndADeathIsReported) {
   // A "worker" that never answers, and one that exits at once.
   auto silent = WorkerProcess::Spawn({"/bin/sleep", "30"});
