@@ -452,7 +452,7 @@ absl::Status Executor::Warm() {
   RETURN_IF_ERROR(ToDevice(BufferPtr(m.position_buffer()), io_.data() + io.step_position, 4));
   RETURN_IF_ERROR(RunPlan(*decode_, ExprEnv{1, 0, context_}));
   RETURN_IF_ERROR(Wait("warming decode"));
-  RETURN_IF_ERROR(CaptureDecode());
+  ASSIGN_OR_RETURN(decode_graph_, CaptureDecode());
   RETURN_IF_ERROR(decode_graph_->Launch(*stream_));
   RETURN_IF_ERROR(Wait("warming the decode graph"));
   position_ = 0;
@@ -465,22 +465,26 @@ absl::Status Executor::Warm() {
 }
 
 absl::Status Executor::SwapDecodeLaunches(const LaunchSwap& swap) {
-  decode_graph_.reset();
-  return CaptureDecode(swap ? &swap : nullptr);
+  // The compiled graph stays: restoring it cannot fail.
+  swapped_graph_.reset();
+  if (!swap) return absl::OkStatus();
+  ASSIGN_OR_RETURN(swapped_graph_, CaptureDecode(&swap));
+  return absl::OkStatus();
 }
 
-absl::Status Executor::CaptureDecode(const LaunchSwap* swap) {
+absl::StatusOr<std::unique_ptr<cuda::Graph>> Executor::CaptureDecode(const LaunchSwap* swap) {
   const Manifest& m = *m_;
   CUdeviceptr tokens = BufferPtr(m.tokens_buffer()), position = BufferPtr(m.position_buffer()),
               sampled = BufferPtr(m.sampled_buffer());
-  ASSIGN_OR_RETURN(decode_graph_, stream_->Capture([&]() -> absl::Status {
+  ASSIGN_OR_RETURN(std::unique_ptr<cuda::Graph> graph, stream_->Capture([&]() -> absl::Status {
     // P is 0 here and unused: CheckDecodeGraphable made sure no Expr reads it.
     RETURN_IF_ERROR(RunPlan(*decode_, ExprEnv{1, 0, context_}, swap));
     void* params[3] = {&tokens, &position, &sampled};
     cuda::LaunchConfig one;  // 1 block of 1 thread, no PDL: runs after decode completes
     return stream_->Launch(advance_, one, params);
   }));
-  return WithContext(decode_graph_->Instantiate(*stream_), "instantiating the decode graph");
+  RETURN_IF_ERROR(WithContext(graph->Instantiate(*stream_), "instantiating the decode graph"));
+  return graph;
 }
 
 absl::Status Executor::WritePrefillInputs(absl::Span<const int32_t> tokens) {
@@ -596,14 +600,13 @@ absl::Status Executor::WriteDecodeInputs(int32_t token) {
 }
 
 absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
-  if (decode_graph_ == nullptr)
-    return absl::FailedPreconditionError("no decode graph: capturing a swapped one failed (SwapDecodeLaunches)");
   RETURN_IF_ERROR(WriteDecodeInputs(token));
   const Manifest& m = *m_;
   const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), n_vocab_);
   const std::string what = absl::StrCat("decode at position ", position_);
   ++counters_.launches;
-  RETURN_IF_ERROR(WithContext(decode_graph_->Launch(*stream_), what));
+  const cuda::Graph& graph = swapped_graph_ != nullptr ? *swapped_graph_ : *decode_graph_;
+  RETURN_IF_ERROR(WithContext(graph.Launch(*stream_), what));
   RETURN_IF_ERROR(ToHost(io_.data() + io.argmax, BufferPtr(m.sampled_buffer()), 4));
   if (logits != Logits::kNone)
     RETURN_IF_ERROR(ToHost(io_.data() + io.logits, BufferPtr(m.logits_buffer()), n_vocab_ * 4));

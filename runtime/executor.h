@@ -101,13 +101,15 @@ class Executor {
   // chunk at position(), timed the same way.
   absl::StatusOr<ProfiledStep> ProfilePrefill(absl::Span<const int32_t> tokens);
 
-  // For `kiln profile --attribution`: recaptures the decode graph, asking
-  // `swap` about each launch of the decode plan in order (its index). Where
-  // swap returns true it has enqueued work of its own on `stream` in that
-  // launch's place, and the plan's kernel is left out. Until the next call,
-  // Decode replays that graph: the timing is real, the outputs are not
-  // (what a left-out kernel writes keeps its last value). An empty `swap`
-  // restores the graph the bundle plans.
+  // For `kiln profile --attribution`: captures a second decode graph,
+  // asking `swap` about each launch of the decode plan in order (its
+  // index). Where swap returns true it has enqueued work of its own on
+  // `stream` in that launch's place, and the plan's kernel is left out;
+  // what it enqueues (buffers, modules) must outlive the swapped graph.
+  // Until the next call, Decode replays that graph: the timing is real, the
+  // outputs are not (what a left-out kernel writes keeps its last value).
+  // An empty `swap`, or a failed capture, leaves Decode on the graph the
+  // bundle plans, which is kept throughout (restoring cannot fail).
   using LaunchSwap = std::function<absl::StatusOr<bool>(int launch, const cuda::Stream& stream)>;
   absl::Status SwapDecodeLaunches(const LaunchSwap& swap);
 
@@ -138,7 +140,8 @@ class Executor {
   absl::StatusOr<ProfiledStep> FinishProfiled(const Plan& plan, int64_t tokens, const std::string& what);
   absl::Status LaunchOne(const PreparedLaunch& launch, const ExprEnv& env);
   absl::Status Warm();
-  absl::Status CaptureDecode(const LaunchSwap* swap = nullptr);
+  // The decode plan and the step advance as an instantiated graph.
+  absl::StatusOr<std::unique_ptr<cuda::Graph>> CaptureDecode(const LaunchSwap* swap = nullptr);
   // Writes tokens and the position, runs the prefill plan for one chunk.
   absl::Status PrefillChunk(absl::Span<const int32_t> tokens);
   absl::Status WritePrefillInputs(absl::Span<const int32_t> tokens);
@@ -180,6 +183,7 @@ class Executor {
   cuda::HostBuffer io_;                      // pinned: tokens, position, argmax, one logits row
   std::unique_ptr<Plan> load_, prefill_, decode_;
   std::unique_ptr<cuda::Graph> decode_graph_;
+  std::unique_ptr<cuda::Graph> swapped_graph_;  // SwapDecodeLaunches': replayed instead while set
   std::vector<std::unique_ptr<cuda::Event>> timing_;  // profiles: one per launch + 1, made on first use
   ExecutorCounters counters_;
 

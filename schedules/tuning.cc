@@ -286,6 +286,7 @@ absl::StatusOr<TuneCache> TuneCache::Open(const std::string& path, std::vector<s
     if (line.empty() || line[0] == '#') continue;
     absl::StatusOr<TuneRecord> r = ParseRecord(line);
     if (!r.ok()) return absl::DataLossError(absl::StrCat(path, ":", line_no, ": ", r.status().message()));
+    r->seq = cache.next_seq_++;
     const std::string key = RecordKey(*r);
     if (auto it = cache.index_.find(key); it != cache.index_.end()) {
       cache.records_[it->second] = *std::move(r);
@@ -306,6 +307,7 @@ TuneCache& TuneCache::operator=(TuneCache&& o) noexcept {
   records_ = std::move(o.records_);
   index_ = std::move(o.index_);
   good_bytes_ = o.good_bytes_;
+  next_seq_ = o.next_seq_;
   out_ = o.out_;
   o.out_ = nullptr;
   return *this;
@@ -333,11 +335,13 @@ absl::Status TuneCache::Append(const TuneRecord& record) {
   if (std::fprintf(out_, "%s\n", line.c_str()) < 0 || std::fflush(out_) != 0)
     return absl::InternalError(absl::StrCat("writing ", path_, " failed"));
   const std::string key = RecordKey(record);
+  TuneRecord r = record;
+  r.seq = next_seq_++;
   if (auto it = index_.find(key); it != index_.end()) {
-    records_[it->second] = record;
+    records_[it->second] = std::move(r);
   } else {
     index_[key] = records_.size();
-    records_.push_back(record);
+    records_.push_back(std::move(r));
   }
   return absl::OkStatus();
 }
@@ -361,8 +365,7 @@ absl::StatusOr<ExportedTable> ExportTable(absl::Span<const TuneRecord> records, 
     return absl::InvalidArgumentError(absl::StrCat("no correct results for ", target, " on '", gpu, "'"));
   }
 
-  // Each schedule's newest record (records come in the order they were
-  // first appended; a record of another code for the same schedule came
+  // Each schedule's newest record (the highest seq; among equal ones, the
   // later), where the options name current codes only those.
   std::map<std::string, const TuneRecord*> newest;
   std::vector<std::string> order;
@@ -373,7 +376,7 @@ absl::StatusOr<ExportedTable> ExportTable(absl::Span<const TuneRecord> records, 
     auto [it, fresh] = newest.emplace(CandidateKey(r), &r);
     if (fresh)
       order.push_back(it->first);
-    else
+    else if (r.seq >= it->second->seq)
       it->second = &r;
   }
   using Shape = std::tuple<std::string, std::string, int64_t, int64_t>;

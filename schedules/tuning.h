@@ -74,6 +74,10 @@ struct TuneRecord {
   // so a search after a codegen change measures again what now compiles
   // differently. Empty in caches written before it was recorded (v1).
   std::string code;
+  // Not in the file: when the cache read or appended the record (its line;
+  // appends after the last), so the newest of a schedule's records is the
+  // highest. 0 for records made outside a cache.
+  int64_t seq = 0;
   TuneStatus status = TuneStatus::kError;
   double us = 0;         // median time per launch
   double gbps = 0;       // bytes read / median time
@@ -117,6 +121,7 @@ class TuneCache {
   std::vector<TuneRecord> records_;
   std::map<std::string, size_t> index_;
   int64_t good_bytes_ = -1;  // >= 0: cut the file to this length before appending
+  int64_t next_seq_ = 1;     // TuneRecord::seq of the next record read or appended
   std::FILE* out_ = nullptr;
 };
 
@@ -144,7 +149,8 @@ struct ExportedTable {
 // For every (family, dtype, rows, cols) of `records` (target and GPU
 // matching, status ok, no variant, a current code where the options list
 // the shape's; of records of the same schedule with different codes, the
-// last one: the newest measurement), the fastest schedule, as an entry for
+// newest: the highest seq, then the later in `records`), the fastest
+// schedule, as an entry for
 // exactly that shape; then `base`'s entries (the shipped table: catch-alls
 // for unknown shapes), minus those for exactly a shape tuned now, each
 // keeping its own provenance (base's, if it had none). The table's

@@ -77,19 +77,32 @@ Value* F32At(KernelBuilder& kb, Value* base, Value* idx) {
   return kb.Gep(base, b.CreateShl(b.CreateZExt(idx, kb.I64()), kb.I64c(2)));
 }
 
-// rope_fused, step 0's rotation angles at position p for the lane's pairs
-// i = lane + 32k (lanes of a partial last round past D/2 take pair
-// D/2 - 1, which NormRopeHeads leaves unused), pinned where they are
-// formed: before griddepcontrol.wait the table's constant-cache reads and
-// the f64 reduction run during the previous kernel's tail, not on the
-// chain after it.
-std::vector<RopeAngle> LanePairAngles(KernelBuilder& kb, Rope& rope, Value* p, Value* lane, int H2) {
+// Rotation pair k of a lane, i = lane + 32k, of a head's D/2 = H2 pairs.
+// In a partial last round (32(k+1) > H2) `in` says i < H2 and `clamped` is
+// i, or H2 - 1 for the lanes past the end (an address they may read);
+// otherwise `in` is nullptr and `clamped` is i.
+struct LanePair {
+  Value* i;
+  Value* in;
+  Value* clamped;
+};
+LanePair PairOfLane(KernelBuilder& kb, Value* lane, int k, int H2) {
   auto& b = kb.b();
+  Value* i = b.CreateAdd(lane, kb.I32c(int64_t{kWarp} * k));
+  if ((k + 1) * kWarp <= H2) return {i, nullptr, i};
+  Value* in = b.CreateICmpSLT(i, kb.I32c(H2));
+  return {i, in, b.CreateSelect(in, i, kb.I32c(H2 - 1))};
+}
+
+// rope_fused, step 0's rotation angles at position p for the lane's pairs
+// (PairOfLane's clamped i; NormRopeHeads leaves the lanes past the end
+// unused), pinned where they are formed: before griddepcontrol.wait the
+// table's constant-cache reads and the f64 reduction run during the
+// previous kernel's tail, not on the chain after it.
+std::vector<RopeAngle> LanePairAngles(KernelBuilder& kb, Rope& rope, Value* p, Value* lane, int H2) {
   std::vector<RopeAngle> out;
   for (int k = 0; k * kWarp < H2; ++k) {
-    Value* i = b.CreateAdd(lane, kb.I32c(int64_t{kWarp} * k));
-    if ((k + 1) * kWarp > H2) i = b.CreateSelect(b.CreateICmpSLT(i, kb.I32c(H2)), i, kb.I32c(H2 - 1));
-    const RopeAngle a = rope.Angle(p, i);
+    const RopeAngle a = rope.Angle(p, PairOfLane(kb, lane, k, H2).clamped);
     out.push_back({kb.Opaque(a.cos), kb.Opaque(a.sin)});
   }
   return out;
@@ -127,12 +140,10 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, Rope& rope, const 
     std::vector<Value*> idx(K), in(K, nullptr), x0(K), x1(K), v0(K), v1(K), w0(K), w1(K);
     Value* ss = kb.F32c(0.0f);
     for (int k = 0; k < K; ++k) {
-      idx[k] = b.CreateAdd(lane, kb.I32c(int64_t{kWarp} * k));
-      Value* ic = idx[k];
-      if ((k + 1) * kWarp > H2) {  // the last round is partial
-        in[k] = b.CreateICmpSLT(idx[k], kb.I32c(H2));
-        ic = b.CreateSelect(in[k], idx[k], kb.I32c(H2 - 1));
-      }
+      const LanePair pair = PairOfLane(kb, lane, k, H2);
+      idx[k] = pair.i;
+      in[k] = pair.in;
+      Value* ic = pair.clamped;
       Value* ic1 = b.CreateAdd(ic, kb.I32c(H2));
       x0[k] = kb.LoadInput(kb.F32(), F32At(kb, src, ic), 4);
       x1[k] = kb.LoadInput(kb.F32(), F32At(kb, src, ic1), 4);

@@ -226,6 +226,8 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
   s = CheckThreads(spec, a.threads, "attention");
   if (!s.ok()) return s;
   if (!(spec.attn_scale > 0.0f)) return Bad(spec, "attn_scale must be > 0");
+  if (spec.family == Family::kAttentionPrefill && a.release_after_wait)
+    return Bad(spec, "attention.release_after_wait is a decode attention field");
   if (spec.family == Family::kAttentionDecode) {
     if (a.split_positions < 1 || a.split_positions > 4096)
       return Bad(spec, "attention.split_positions must be in [1, 4096]");
@@ -233,6 +235,9 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
     if (a.min_split_positions < 1 || a.min_split_positions > a.split_positions)
       return Bad(spec, "attention.min_split_positions must be in [1, split_positions]");
     if (s = CheckBlocksPerSm(spec, a.blocks_per_sm, a.threads, "attention"); !s.ok()) return s;
+    // Without griddepcontrol it is the same kernel: the tuner would time it twice.
+    if (a.release_after_wait && !spec.programmatic_launch)
+      return Bad(spec, "attention.release_after_wait needs programmatic launch (griddepcontrol, sm_90)");
     if (spec.n_head / spec.n_head_kv > 16) return Bad(spec, "more than 16 query heads per KV head");
     if (spec.rope_fused) {
       s = CheckRope(spec);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_replace.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/lower/lower_to_kernels.h"
+#include "runtime/bundle/bundle_format.h"
 #include "google/protobuf/descriptor.h"
 #include "models/qwen3_config.h"
 #include "models/vocab_from_gguf.h"
@@ -313,12 +314,17 @@ absl::StatusOr<std::string> CandidatePtx(const Candidate& c, const codegen::Targ
 }
 
 std::string CodeDigest(std::string_view ptx) {
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, 64 bits
-  for (unsigned char ch : ptx) {
-    h ^= ch;
-    h *= 0x100000001b3ull;
-  }
-  return absl::StrFormat("%016x", h);
+  return absl::StrFormat("%016x", runtime::Fnv1a64(absl::Span<const uint8_t>(
+                                      reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size())));
+}
+
+absl::StatusOr<std::string> CandidateCode(const Candidate& c, const codegen::Target& target) {
+  // The candidate's name (its place in the search) is in the PTX; the code
+  // is the kernel's, so every candidate is compiled under one name here.
+  Candidate named = c;
+  named.spec.name = "kiln_tune_candidate";
+  ASSIGN_OR_RETURN(std::string ptx, CandidatePtx(named, target));
+  return CodeDigest(ptx);
 }
 
 }  // namespace kiln::tune

@@ -66,9 +66,13 @@ struct Candidate {
 
 // The candidate's PTX: codegen's, or SyntheticPtx's for the test hook's.
 absl::StatusOr<std::string> CandidatePtx(const Candidate& c, const codegen::Target& target);
-// A candidate's code identity in the cache (TuneRecord::code): 64-bit
-// FNV-1a of its PTX, 16 hex digits. Stable across runs and machines.
+// 64-bit FNV-1a of PTX text, 16 hex digits. Stable across runs and machines.
 std::string CodeDigest(std::string_view ptx);
+// A candidate's code identity in the cache (TuneRecord::code): CodeDigest
+// of its PTX compiled under a fixed kernel name, so the same schedule of
+// the same shape has the same code whatever its place in a search (unit
+// and candidate index name the kernel otherwise).
+absl::StatusOr<std::string> CandidateCode(const Candidate& c, const codegen::Target& target);
 
 // The unit's candidates: its current schedule first, then the search space
 // (`limit` > 0 keeps only the first `limit`), dropping what

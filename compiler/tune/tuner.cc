@@ -113,7 +113,8 @@ class Search {
       all.push_back(std::move(cs));
     }
     // Each candidate's code identity, so the cache holds only what this
-    // kilnc compiles the same way (on every core: LLVM only, no ptxas).
+    // kilnc compiles the same way (on every core: LLVM only, no ptxas; the
+    // candidates measured below are compiled again under their own names).
     std::vector<Candidate*> flat;
     for (std::vector<Candidate>& cs : all)
       for (Candidate& c : cs) flat.push_back(&c);
@@ -121,9 +122,9 @@ class Search {
                 [&](int64_t b, int64_t e) {
                   for (int64_t k = b; k < e; ++k) {
                     Candidate& c = *flat[size_t(k)];
-                    absl::StatusOr<std::string> ptx = CandidatePtx(c, target_);
+                    absl::StatusOr<std::string> code = CandidateCode(c, target_);
                     // No PTX: the compile step below records why; its code stays "-".
-                    c.code = ptx.ok() ? CodeDigest(*ptx) : "-";
+                    c.code = code.ok() ? *std::move(code) : "-";
                   }
                 });
     for (size_t i = 0; i < all.size(); ++i)

@@ -87,6 +87,8 @@ absl::StatusOr<Profile> Measure(GroupBy group) {
   if (!session.ok()) return ExplainContext(session.status(), "--depth, --prompt-length and --steps");
   Executor& ex = *session->executor;
   const Manifest& m = session->bundle->manifest();
+  if (absl::GetFlag(FLAGS_attribution) && !HasReadBytes(m))
+    return absl::FailedPreconditionError("--attribution: the bundle states no bytes read per kernel (recompile it)");
   Profile p;
   p.gpu = ex.device().name;
   p.kernels = DescribeKernels(ex.sections());
@@ -106,8 +108,6 @@ absl::StatusOr<Profile> Measure(GroupBy group) {
   ASSIGN_OR_RETURN(p.prefill, BuildKernelTable(m, m.prefill(), "prefill chunk", {chunk, 0, ex.context()}, samples,
                                                wall.ms, group));
   if (!absl::GetFlag(FLAGS_attribution)) return p;
-  if (!HasReadBytes(m))
-    return absl::FailedPreconditionError("--attribution: the bundle states no bytes read per kernel (recompile it)");
   PerfProgress("profile", absl::StrCat("attribution: the decode graph with each of ", m.kernels_size(),
                                        " kernels swapped"));
   ASSIGN_OR_RETURN(const cuda::Driver* driver, cuda::Driver::Get());

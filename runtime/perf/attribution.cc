@@ -40,9 +40,9 @@ absl::StatusOr<Attribution> MeasureAttribution(Executor& ex, const Manifest& m, 
   ASSIGN_OR_RETURN(std::vector<ReadBytes> each, PlanLaunchReadBytes(m, m.decode(), 1, a.position, ex.context()));
   ASSIGN_OR_RETURN(DecodeRun compiled, RunDecode(ex, m, depth, warmup, steps, 0));
   a.compiled_ms = compiled.result.ms_per_token;
-  // Whatever happens below, decoding goes on through the compiled graph.
-  absl::Status restored = absl::OkStatus();
-  absl::Cleanup restore = [&] { restored = ex.SwapDecodeLaunches({}); };
+  // Whatever happens below, decoding goes on through the compiled graph
+  // (an empty swap cannot fail) before the ring and the probe go.
+  absl::Cleanup restore = [&] { (void)ex.SwapDecodeLaunches({}); };
   for (const LaunchGroup& g : groups) {
     AttributionRow row;
     row.kernel = g.kernel;
@@ -66,8 +66,6 @@ absl::StatusOr<Attribution> MeasureAttribution(Executor& ex, const Manifest& m, 
     row.ms_per_token = run.result.ms_per_token;
     a.rows.push_back(std::move(row));
   }
-  std::move(restore).Invoke();
-  RETURN_IF_ERROR(restored);
   std::sort(a.rows.begin(), a.rows.end(), [](const AttributionRow& x, const AttributionRow& y) {
     if (x.ms_per_token != y.ms_per_token) return x.ms_per_token < y.ms_per_token;
     return x.kernel < y.kernel;

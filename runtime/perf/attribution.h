@@ -51,7 +51,8 @@ struct Attribution {
 // through the compiled graph and through one swapped graph per kernel of
 // the decode plan; the swapped reads come from `ring` (PrepareReadBuffer's,
 // each kernel's launches back to back in it). Restores the compiled graph
-// before returning, also on failure. FailedPrecondition when the ring is
+// before returning, also on failure (`probe` and `ring` must outlive the
+// call, which they do as arguments). FailedPrecondition when the ring is
 // smaller than one launch's read.
 absl::StatusOr<Attribution> MeasureAttribution(Executor& ex, const Manifest& m, const ReadProbeKernel& probe,
                                                const ReadBuffer& ring, int64_t depth, int64_t warmup,

@@ -301,6 +301,34 @@ TEST(Tuning, ExportTakesEachSchedulesNewestRecordAndTheCurrentCodes) {
   EXPECT_FALSE(ExportTable(rs, BaseSm90(), current).ok());  // nothing of the shape is current
 }
 
+// Through a cache file: a schedule's lines under codes A, B, then A again
+// (two searches sharing a cache, or joined caches) keep A's last line as
+// the newest, though A's record sits in the slot of its first line.
+TEST(Tuning, TheCachesNewestRecordOfAScheduleIsItsLastLine) {
+  const std::string path = TempPath("kiln_tune_seq.tsv");
+  std::filesystem::remove(path);
+  {
+    auto cache = TuneCache::Open(path, nullptr);
+    ASSERT_TRUE(cache.ok()) << cache.status();
+    for (auto [code, us] : {std::pair<const char*, double>{"a", 9}, {"b", 5}, {"a", 10}}) {
+      TuneRecord r = Record("G", 6144, 64, TuneStatus::kOk, us);
+      r.code = code;
+      ASSERT_TRUE(cache->Append(r).ok());
+    }
+    TuneRecord other = Record("G", 6144, 128, TuneStatus::kOk, 7);
+    other.code = "a";
+    ASSERT_TRUE(cache->Append(other).ok());
+  }
+  auto cache = TuneCache::Open(path, nullptr);
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  ASSERT_EQ(cache->records().size(), 3u);  // a's two lines are one record
+  auto out = ExportTable(cache->records(), BaseSm90(), {"sm_90", ""});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // 64 threads' newest is a's 10 us (not b's 5): the 7-us schedule wins.
+  EXPECT_EQ(out->table.entries(0).matvec().threads(), 128);
+  std::filesystem::remove(path);
+}
+
 TEST(Tuning, ReExportReplacesTheOldEntryOfAShape) {
   std::vector<TuneRecord> first = {Record("G", 6144, 64, TuneStatus::kOk, 12)};
   auto one = ExportTable(first, BaseSm90(), {"sm_90", ""});

@@ -867,6 +867,14 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   crowded.attention.threads = 128;
   crowded.attention.blocks_per_sm = 2;
   ExpectBad(crowded, "attention.blocks_per_sm = 2 caps nothing at 128 threads (a thread may still use all 255");
+  KernelSpec released = heads;
+  released.name = "decode_release_without_pdl";
+  released.n_head = 4;
+  released.attention.release_after_wait = true;
+  ExpectBad(released, "release_after_wait needs programmatic launch");
+  released.programmatic_launch = true;
+  released.family = Family::kAttentionPrefill;
+  ExpectBad(released, "release_after_wait is a decode attention field");
   KernelSpec fused_base = heads;
   fused_base.name = "fused_low_base";
   fused_base.n_head = 4;

@@ -75,4 +75,10 @@ sed -E 's/\t[0-9a-f]{16}\t(ok|wrong|fault|timeout|rejected|error)\t/\t\1\t/; s/c
   "$W/c.tsv" > "$W/v1.tsv"
 "$KILNC" tune --export "$W/t4.txtpb" --cache "$W/v1.tsv" 2> "$W/err7.txt" || fail "a v1 cache does not export"
 diff <(grep '^entries' "$W/t.txtpb") <(grep '^entries' "$W/t4.txtpb") > /dev/null || fail "the v1 cache exports otherwise"
+# A search over the v1 cache measures everything (its records have no
+# code); what it appends (v2 lines under the v1 header) resumes.
+tune --cache "$W/v1.tsv" > "$W/out8.txt" 2> "$W/err8.txt" || fail "a search over a v1 cache failed"
+grep -qE "^([0-9]+) candidates: 0 from the cache, \1 measured now" "$W/out8.txt" || fail "a v1 cache's results were reused"
+tune --cache "$W/v1.tsv" > "$W/out9.txt" 2> "$W/err9.txt" || fail "a search over a mixed cache failed"
+grep -q " 0 measured now" "$W/out9.txt" || fail "the results appended to a v1 cache do not resume"
 echo "tune $MODE: ok ($SHAPES shapes; fault and hang recorded; resumed; exported)"

@@ -65,6 +65,7 @@ TEST(TuneWire, SpecsRoundTrip) {
   s.matvec.row_groups = 4;
   s.matvec.stage_all = true;
   s.attn_scale = 0.08838834764831845f;
+  s.attention.release_after_wait = true;
   Message m;
   EncodeSpec(s, &m);
   auto back = DecodeSpec(m);
@@ -73,6 +74,7 @@ TEST(TuneWire, SpecsRoundTrip) {
   EncodeSpec(*back, &again);
   EXPECT_EQ(again.fields, m.fields);
   EXPECT_EQ(back->attn_scale, s.attn_scale);
+  EXPECT_TRUE(back->attention.release_after_wait);
   m.fields.erase("spec.rows");
   EXPECT_EQ(DecodeSpec(m).status().code(), absl::StatusCode::kDataLoss);
 }
@@ -92,6 +94,20 @@ TEST(TuneCandidates, EntryAndSpecConvertBothWays) {
   schedules::ScheduleEntry attention;
   attention.set_family("attention_decode");
   EXPECT_FALSE(ApplyEntry(attention, &t).ok());
+  // A decode attention's schedule, release_after_wait among its fields.
+  KernelSpec d;
+  d.name = "dec";
+  d.family = codegen::Family::kAttentionDecode;
+  d.attention.release_after_wait = true;
+  d.attention.blocks_per_sm = 2;
+  auto de = EntryOfSpec(d);
+  ASSERT_TRUE(de.ok()) << de.status();
+  EXPECT_TRUE(de->attention().release_after_wait());
+  KernelSpec d2 = d;
+  d2.attention = {};
+  ASSERT_TRUE(ApplyEntry(*de, &d2).ok());
+  EXPECT_TRUE(d2.attention.release_after_wait);
+  EXPECT_EQ(d2.attention.blocks_per_sm, 2);
   auto key = KeyOfSpec(MatVec(100, 256, WeightFormat::kQ8_0Planar));
   ASSERT_TRUE(key.ok());
   EXPECT_EQ(key->weight_dtype, "q8_0_planar");
@@ -176,8 +192,9 @@ TEST(TuneCandidates, SyntheticKernelsTakeTheAbiAndAssemble) {
   EXPECT_FALSE(SyntheticPtx(unit.spec, target, "nonsense").ok());
 }
 
-// A candidate's code identity is its PTX's digest: the same schedule gives
-// the same code on every run, another schedule (other PTX) another one.
+// A candidate's code identity is its PTX's digest under a fixed kernel
+// name: the same schedule gives the same code on every run and at any place
+// in a search, another schedule (other PTX) another one.
 TEST(TuneCandidates, CodeIsADigestOfThePtx) {
   EXPECT_EQ(CodeDigest(""), "cbf29ce484222325");  // FNV-1a 64's offset basis
   EXPECT_EQ(CodeDigest("a"), "af63dc4c8601ec8c");
@@ -190,10 +207,13 @@ TEST(TuneCandidates, CodeIsADigestOfThePtx) {
   auto cs = EnumerateCandidates(unit, 0, *spaces, target, 2);
   ASSERT_TRUE(cs.ok()) << cs.status();
   ASSERT_EQ(cs->size(), 2u);
-  auto a = CandidatePtx((*cs)[0], target), again = CandidatePtx((*cs)[0], target), b = CandidatePtx((*cs)[1], target);
+  Candidate moved = (*cs)[0];
+  moved.spec.name = "tune_u7_c42";  // the same kernel at another place in a search
+  auto a = CandidateCode((*cs)[0], target), again = CandidateCode(moved, target), b = CandidateCode((*cs)[1], target);
   ASSERT_TRUE(a.ok() && again.ok() && b.ok());
-  EXPECT_EQ(CodeDigest(*a), CodeDigest(*again));
-  EXPECT_NE(CodeDigest(*a), CodeDigest(*b));
+  EXPECT_EQ(*a, *again);
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(a->size(), 16u);
   Candidate fault = SyntheticCandidates(unit, 0)[0];
   auto synthetic = CandidatePtx(fault, target);
   ASSERT_TRUE(synthetic.ok()) << synthetic.status();
