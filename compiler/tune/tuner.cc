@@ -118,7 +118,10 @@ class Search {
     std::vector<Candidate*> flat;
     for (std::vector<Candidate>& cs : all)
       for (Candidate& c : cs) flat.push_back(&c);
-    ParallelFor(static_cast<int64_t>(flat.size()), o_.compile_threads > 0 ? o_.compile_threads : DefaultThreads(),
+    const int threads = o_.compile_threads > 0 ? o_.compile_threads : DefaultThreads();
+    std::fprintf(log_, "tune: emitting the PTX of %zu candidates on %d threads for their code identities\n",
+                 flat.size(), threads);
+    ParallelFor(static_cast<int64_t>(flat.size()), threads,
                 [&](int64_t b, int64_t e) {
                   for (int64_t k = b; k < e; ++k) {
                     Candidate& c = *flat[size_t(k)];
