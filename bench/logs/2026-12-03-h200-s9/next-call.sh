@@ -3,7 +3,12 @@
 # Before it, on the build machine:
 #   tools/stage_gpu.sh build && tools/stage_variants.sh build old=8786cf2
 # (8786cf2: the shipped table of session 9 with the codegen before the
-# RoPE angles moved ahead of the attention's wait). Then, carrying
+# RoPE angles moved ahead of the attention's wait). Session 9 left those
+# bundles in /tmp/kiln-variants/s9-old-{Q8_0,Q4_K_M}.kiln (compiled by
+# 8786cf2's kilnc from the seed-1 models); if they are still there,
+#   mkdir -p .gpu/variants && for T in Q8_0 Q4_K_M; do
+#     gzip -c /tmp/kiln-variants/s9-old-$T.kiln > .gpu/variants/old-$T.kiln.gz; done
+# after tools/stage_gpu.sh replaces the build of the old ref. Then, carrying
 # [".gpu", "third_party"]:
 #   the 22 non-deep gpu tests (the angles, release_after_wait's GPU case,
 #   perf_test_gpu's attribution test after its ring fix: never run yet);
