@@ -369,15 +369,21 @@ absl::StatusOr<ExportedTable> ExportTable(absl::Span<const TuneRecord> records, 
   // later), where the options name current codes only those.
   std::map<std::string, const TuneRecord*> newest;
   std::vector<std::string> order;
+  int superseded = 0, not_current = 0;
   for (const TuneRecord& r : records) {
     if (Normalize(r.target) != target || r.device.gpu != gpu || !r.variant.empty()) continue;
     auto codes = options.current_codes.find(ShapeKey(r.key));
-    if (codes != options.current_codes.end() && !codes->second.count(r.code)) continue;
+    if (codes != options.current_codes.end() && !codes->second.count(r.code)) {
+      ++not_current;
+      continue;
+    }
     auto [it, fresh] = newest.emplace(CandidateKey(r), &r);
-    if (fresh)
+    if (fresh) {
       order.push_back(it->first);
-    else if (r.seq >= it->second->seq)
-      it->second = &r;
+      continue;
+    }
+    ++superseded;
+    if (r.seq >= it->second->seq) it->second = &r;
   }
   using Shape = std::tuple<std::string, std::string, int64_t, int64_t>;
   std::map<Shape, const TuneRecord*> best;
@@ -395,6 +401,8 @@ absl::StatusOr<ExportedTable> ExportTable(absl::Span<const TuneRecord> records, 
     return absl::InvalidArgumentError(absl::StrCat("no correct results for ", target, " on '", gpu,
                                                    "' from the candidates as this kilnc compiles them"));
   ExportedTable out;
+  out.superseded = superseded;
+  out.not_current = not_current;
   ScheduleTable& t = out.table;
   t.set_target(target);
   const TuneRecord* latest = nullptr;

@@ -144,6 +144,10 @@ struct ExportedTable {
   ScheduleTable table;
   std::vector<std::string> comments;  // per entry of `table` ("" for none): what was measured
   int tuned_entries = 0;
+  // Records left out because the same schedule has a newer one of another
+  // code (another kilnc measured it), and records of a searched shape left
+  // out for not being of the search's codes.
+  int superseded = 0, not_current = 0;
 };
 
 // For every (family, dtype, rows, cols) of `records` (target and GPU

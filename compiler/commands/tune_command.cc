@@ -149,6 +149,15 @@ absl::Status Export(const schedules::TuneCache& cache, const std::string& target
                "from the base table\n",
                path.c_str(), table.tuned_entries, target.c_str(), table.table.provenance().gpu().c_str(),
                cache.records().size(), table.table.entries_size() - table.tuned_entries);
+  if (table.not_current > 0)
+    std::fprintf(stderr, "tune: left out %d results of the searched shapes that another kilnc's code measured\n",
+                 table.not_current);
+  if (table.superseded > 0)
+    std::fprintf(stderr,
+                 "tune: %d schedules have results of several codes (several kilncs); the newest of each counts. "
+                 "An export alone cannot tell which code this kilnc compiles: search again first after a kilnc "
+                 "change\n",
+                 table.superseded);
   return absl::OkStatus();
 }
 

@@ -291,11 +291,15 @@ TEST(Tuning, ExportTakesEachSchedulesNewestRecordAndTheCurrentCodes) {
   auto newest = ExportTable(rs, BaseSm90(), {"sm_90", ""});
   ASSERT_TRUE(newest.ok()) << newest.status();
   EXPECT_EQ(newest->table.entries(0).matvec().threads(), 256);  // 7 us: nothing newer replaced it
+  EXPECT_EQ(newest->superseded, 1);  // 64 threads' code a
+  EXPECT_EQ(newest->not_current, 0);
   ExportOptions current{"sm_90", ""};
   current.current_codes[ShapeKey(other.key)] = {"b"};
   auto now = ExportTable(rs, BaseSm90(), current);
   ASSERT_TRUE(now.ok()) << now.status();
   EXPECT_EQ(now->table.entries(0).matvec().threads(), 128);  // 8 us, against this kilnc's 9
+  EXPECT_EQ(now->not_current, 2);  // code a's two
+  EXPECT_EQ(now->superseded, 0);
   EXPECT_NE(now->comments[0].find("best of 2"), std::string::npos) << now->comments[0];
   current.current_codes[ShapeKey(other.key)] = {"c"};
   EXPECT_FALSE(ExportTable(rs, BaseSm90(), current).ok());  // nothing of the shape is current

@@ -71,6 +71,12 @@ grep -qE "^([0-9]+) candidates: 0 from the cache, \1 measured now" "$W/out6.txt"
   || fail "results of another codegen were reused"
 grep -q "source: TUNED" "$W/t3.txtpb" || fail "no export after the codegen change"
 ! grep -q ": 0.00 us" "$W/t3.txtpb" || fail "the export took a result of another codegen"
+grep -q "left out [0-9]* results of the searched shapes that another kilnc's code measured" "$W/err6.txt" \
+  || fail "the export does not say it left the other codegen's results out"
+# Alone, the export takes each schedule's newest line and says there were several codes.
+"$KILNC" tune --export "$W/t5.txtpb" --cache "$W/old.tsv" 2> "$W/err10.txt" || fail "export-only of a mixed cache failed"
+grep -q "schedules have results of several codes" "$W/err10.txt" || fail "export-only does not warn of several codes"
+! grep -q ": 0.00 us" "$W/t5.txtpb" || fail "export-only took an older line of a schedule"
 sed -E 's/\t[0-9a-f]{16}\t(ok|wrong|fault|timeout|rejected|error)\t/\t\1\t/; s/cache v2: (.*) code /cache v1: \1 /' \
   "$W/c.tsv" > "$W/v1.tsv"
 "$KILNC" tune --export "$W/t4.txtpb" --cache "$W/v1.tsv" 2> "$W/err7.txt" || fail "a v1 cache does not export"
