@@ -86,7 +86,7 @@ void AddFields(const google::protobuf::Message& m, const std::string& family, At
   for (int i = 0; i < d->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* f = d->field(i);
     const std::string& n = f->name();
-    if (family == "attention_decode" && (n == "query_block" || n == "key_block")) continue;
+    if (family == "attention_decode" && (n == "query_block" || n == "key_block" || n == "stage_keys")) continue;
     if (family == "attention_prefill" && (n == "split_positions" || n == "max_splits" || n == "min_split_positions" ||
                                           n == "blocks_per_sm" || n == "release_after_wait"))
       continue;

@@ -236,6 +236,7 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
       return Bad(spec, "attention.min_split_positions must be in [1, split_positions]");
     if (s = CheckBlocksPerSm(spec, a.blocks_per_sm, a.threads, "attention"); !s.ok()) return s;
     // Without griddepcontrol it is the same kernel: the tuner would time it twice.
+    if (a.stage_keys) return Bad(spec, "attention.stage_keys is a prefill attention field");
     if (a.release_after_wait && !spec.programmatic_launch)
       return Bad(spec, "attention.release_after_wait needs programmatic launch (griddepcontrol, sm_90)");
     if (spec.n_head / spec.n_head_kv > 16) return Bad(spec, "more than 16 query heads per KV head");
@@ -250,6 +251,18 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
       return Bad(spec, absl::StrCat("needs ", p.shared_bytes, " bytes of shared memory (> 48 KiB)"));
   } else {
     if (a.query_block < 1 || a.query_block > 1024) return Bad(spec, "attention.query_block must be in [1, 1024]");
+    if (a.stage_keys) {
+      const PrefillPlan p = PlanAttentionPrefill(spec);
+      if (a.key_block < 4 || a.key_block % 4 != 0)
+        return Bad(spec, "attention.key_block must be a positive multiple of 4 with stage_keys (whole key groups)");
+      if (a.query_block % p.warps != 0 || p.queries_per_warp > 8)
+        return Bad(spec, absl::StrCat("attention.query_block = ", a.query_block, " must be a multiple of the ",
+                                      p.warps, " warps with stage_keys, at most 8 queries a warp (registers)"));
+      if (p.row_bytes % 16 != 0) return Bad(spec, "stage_keys needs cache rows of whole 16-byte units");
+      if (p.shared_bytes > kMaxStaticShared)
+        return Bad(spec, absl::StrCat("stage_keys needs ", p.shared_bytes,
+                                      " bytes of shared memory (> 48 KiB); lower attention.key_block"));
+    }
   }
   return absl::OkStatus();
 }
@@ -541,6 +554,18 @@ GemmPlan PlanGemm(const KernelSpec& spec) {
   return p;
 }
 
+PrefillPlan PlanAttentionPrefill(const KernelSpec& spec) {
+  PrefillPlan p;
+  const AttentionSchedule& a = spec.attention;
+  p.warps = a.threads / kWarp;
+  p.queries_per_warp = p.warps > 0 ? a.query_block / p.warps : 0;
+  p.key_block = a.key_block;
+  p.row_bytes = spec.head_dim * (spec.kv_f16 ? 2 : 4);
+  p.v_offset = int64_t{a.key_block} * p.row_bytes;
+  p.shared_bytes = 2 * p.v_offset;
+  return p;
+}
+
 DecodePlan PlanAttentionDecode(const KernelSpec& spec) {
   DecodePlan p;
   const AttentionSchedule& a = spec.attention;
@@ -732,6 +757,7 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       abi.block = {spec.attention.threads, 1, 1};
       abi.grid = {ceil_t(spec.attention.query_block), constant(spec.n_head), constant(1)};
       abi.max_tokens = 1 << 30;
+      if (spec.attention.stage_keys) abi.static_shared_bytes = PlanAttentionPrefill(spec).shared_bytes;
       break;
     case Family::kArgmax: {
       ptr("logits");

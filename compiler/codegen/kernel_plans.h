@@ -121,6 +121,19 @@ struct DecodePlan {
 };
 DecodePlan PlanAttentionDecode(const KernelSpec& spec);
 
+// kAttentionPrefill with stage_keys: each block stages key_block K rows,
+// then key_block V rows of its KV head (cache bytes as they are) in shared
+// memory; warp w keeps queries w, w + warps, ... of the block's tile.
+struct PrefillPlan {
+  int warps = 0;
+  int queries_per_warp = 0;
+  int key_block = 0;
+  int64_t row_bytes = 0;  // one cache row of a head: head_dim elements
+  int64_t v_offset = 0;   // the V rows after the K rows
+  int64_t shared_bytes = 0;
+};
+PrefillPlan PlanAttentionPrefill(const KernelSpec& spec);
+
 // kArgmax: each row is split over `blocks` blocks (grid.y) of
 // ceil(cols / blocks) columns, from the spec's cols (the kernel takes cols
 // at run time and splits whatever it gets the same way).

@@ -113,7 +113,8 @@ struct AttentionSchedule {
   // (their blocks' first weight loads overlap this kernel), not at the stores
   bool release_after_wait = false;
   int query_block = 64;          // prefill query tile (queries per block)
-  int key_block = 64;            // prefill key tile (reserved: the current emitter streams keys)
+  int key_block = 64;            // prefill with stage_keys: K/V rows per shared-memory tile
+  bool stage_keys = false;       // prefill: K/V tiles in shared memory, shared by the block's warps
 };
 
 struct ElementwiseSchedule {

@@ -92,6 +92,7 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("release_after_wait", s.attention.release_after_wait);
   get("query_block", s.attention.query_block);
   get("key_block", s.attention.key_block);
+  get("stage_keys", s.attention.stage_keys);
   get("threads", s.elementwise.threads);
   get("block_cols", s.elementwise.block_cols);
   get("max_blocks", s.elementwise.max_blocks);

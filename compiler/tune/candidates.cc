@@ -63,6 +63,7 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("release_after_wait", s.attention.release_after_wait);
       f("query_block", s.attention.query_block);
       f("key_block", s.attention.key_block);
+      f("stage_keys", s.attention.stage_keys);
       return;
     default:
       f("threads", s.elementwise.threads);

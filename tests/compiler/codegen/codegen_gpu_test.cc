@@ -448,16 +448,24 @@ TEST(CodegenGpu, RopeAndAttention) {
         x.attention.release_after_wait = dec == &f;
         specs.push_back(x);
       }
+      // Prefill with K/V tiles in shared memory (tiles of 16 KiB at most:
+      // several tiles for b8 f32 and wide, the last one partial).
+      KernelSpec st = p;
+      st.name = absl::StrCat("pre_staged_", m.name, "_", kv);
+      st.attention.stage_keys = true;
+      st.attention.key_block = static_cast<int>(std::min<int64_t>(64, 16384 / (m.head_dim * (f16 ? 2 : 4))));
+      specs.push_back(st);
     }
   Loaded l = Load(gpu, specs);
   std::mt19937 rng(11);
-  for (size_t i = 0; i < specs.size(); i += 8) {
+  for (size_t i = 0; i < specs.size(); i += 9) {
     const KernelSpec& rs = specs[i];
     const KernelSpec& ds = specs[i + 1];
     const KernelSpec& cs = specs[i + 2];
     const KernelSpec& fs = specs[i + 3];
     const KernelSpec& ps = specs[i + 4];
     const KernelSpec* fused[] = {&specs[i + 5], &specs[i + 6], &specs[i + 7]};
+    const KernelSpec& staged = specs[i + 8];
     const int64_t D = rs.head_dim, nq = rs.n_head, nkv = rs.n_head_kv;
     const int64_t C = 4096, row = nkv * D;
     const int eb = rs.kv_f16 ? 2 : 4;
@@ -570,9 +578,18 @@ TEST(CodegenGpu, RopeAndAttention) {
       Launch(gpu, l, ps.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), I(T)}, T);
       std::vector<float> want(size_t(T * nq * D));
       ASSERT_TRUE(reference::AttentionPrefill(ps, q.data(), kc.data(), vc.data(), posv.data(), want.data(), T).ok());
-      double e = RelErr(bufs.Download<float>(dout, want.size()), want);
+      const std::vector<float> streamed = bufs.Download<float>(dout, want.size());
+      double e = RelErr(streamed, want);
       std::printf("%-20s rel err %.2e\n", ps.name.c_str(), e);
       EXPECT_LT(e, 1e-4) << ps.name;
+      // The staged kernel: the same operations in the same order per query.
+      CUdeviceptr dout2 = bufs.Poisoned(size_t(T * nq * D * 4));
+      Launch(gpu, l, staged.name, {P(dq), P(dk), P(dv), P(dpos), P(dout2), I(T)}, T);
+      const std::vector<float> tiled = bufs.Download<float>(dout2, want.size());
+      std::printf("%-20s rel err %.2e\n", staged.name.c_str(), RelErr(tiled, want));
+      EXPECT_TRUE(std::equal(tiled.begin(), tiled.end(), streamed.begin(),
+                             [](float x, float y) { return std::memcmp(&x, &y, 4) == 0; }))
+          << staged.name << ": not bit-identical to " << ps.name;
     }
   }
 }

@@ -375,6 +375,32 @@ CHECK: bar.sync
 )");
 }
 
+// Prefill with stage_keys: the block copies K and V rows into shared memory
+// with 16-byte loads and stores, then the warps read them from there; the
+// streaming kernel reads every row from global memory.
+TEST(CodegenFileCheck, PrefillAttentionStagesKeysInSharedMemory) {
+  KernelSpec p = DecodeAttention8B("pres");
+  p.family = Family::kAttentionPrefill;
+  p.attention.stage_keys = true;
+  p.attention.query_block = 16;
+  KernelSpec plain = DecodeAttention8B("prep");
+  plain.family = Family::kAttentionPrefill;
+  ExpectFileCheck({p, plain}, Sm(90), R"(
+CHECK-LABEL: .entry pres(
+CHECK: ld.global{{(.nc)?}}.v4.f32
+CHECK: st.shared.v4.f32
+CHECK: bar.sync
+CHECK: ld.shared.u64
+CHECK: shfl.sync.bfly
+CHECK: ex2.approx
+CHECK-LABEL: .entry prep(
+CHECK-NOT: .shared
+CHECK-NOT: ld.shared
+CHECK: ld.global
+CHECK: ret;
+)");
+}
+
 // release_after_wait: the dependents launch once the wait is over, before
 // the kernel loads anything the previous kernel wrote; by default only the
 // live splits' ends release them.
@@ -875,6 +901,24 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   released.programmatic_launch = true;
   released.family = Family::kAttentionPrefill;
   ExpectBad(released, "release_after_wait is a decode attention field");
+  KernelSpec tiled = heads;
+  tiled.name = "prefill_staged";
+  tiled.n_head = 4;
+  tiled.family = Family::kAttentionPrefill;
+  tiled.attention.stage_keys = true;
+  tiled.attention.threads = 128;
+  tiled.attention.query_block = 10;
+  ExpectBad(tiled, "attention.query_block = 10 must be a multiple of the 4 warps");
+  tiled.attention.query_block = 64;
+  ExpectBad(tiled, "at most 8 queries a warp");
+  tiled.attention.query_block = 16;
+  tiled.attention.key_block = 6;
+  ExpectBad(tiled, "key_block must be a positive multiple of 4");
+  tiled.attention.key_block = 128;
+  tiled.kv_f16 = false;
+  ExpectBad(tiled, "stage_keys needs 131072 bytes of shared memory (> 48 KiB)");
+  tiled.family = Family::kAttentionDecode;
+  ExpectBad(tiled, "attention.stage_keys is a prefill attention field");
   KernelSpec fused_base = heads;
   fused_base.name = "fused_low_base";
   fused_base.n_head = 4;

@@ -1,5 +1,6 @@
 #include "tests/compiler/codegen/test_specs.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -307,6 +308,14 @@ std::vector<KernelSpec> OtherKernels() {
       pre.name = absl::StrCat("attn_prefill_", m.name, "_", kv);
       pre.family = Family::kAttentionPrefill;
       out.push_back(pre);
+      // K/V tiles in shared memory: 4 queries a warp, tiles of at most
+      // 16 KiB each.
+      KernelSpec staged = pre;
+      staged.name = absl::StrCat("attn_prefill_staged_", m.name, "_", kv);
+      staged.attention.stage_keys = true;
+      staged.attention.query_block = 16;
+      staged.attention.key_block = static_cast<int>(std::min<int64_t>(64, 16384 / (m.head_dim * (f16 ? 2 : 4))));
+      out.push_back(staged);
     }
     KernelSpec am;
     am.name = absl::StrCat("argmax_", m.name);
