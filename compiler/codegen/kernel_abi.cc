@@ -235,8 +235,8 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
     if (a.min_split_positions < 1 || a.min_split_positions > a.split_positions)
       return Bad(spec, "attention.min_split_positions must be in [1, split_positions]");
     if (s = CheckBlocksPerSm(spec, a.blocks_per_sm, a.threads, "attention"); !s.ok()) return s;
-    // Without griddepcontrol it is the same kernel: the tuner would time it twice.
     if (a.stage_keys) return Bad(spec, "attention.stage_keys is a prefill attention field");
+    // Without griddepcontrol it is the same kernel: the tuner would time it twice.
     if (a.release_after_wait && !spec.programmatic_launch)
       return Bad(spec, "attention.release_after_wait needs programmatic launch (griddepcontrol, sm_90)");
     if (spec.n_head / spec.n_head_kv > 16) return Bad(spec, "more than 16 query heads per KV head");
@@ -251,14 +251,27 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
       return Bad(spec, absl::StrCat("needs ", p.shared_bytes, " bytes of shared memory (> 48 KiB)"));
   } else {
     if (a.query_block < 1 || a.query_block > 1024) return Bad(spec, "attention.query_block must be in [1, 1024]");
+    // A lane's dims load as 1, 2 or whole groups of 4 elements (aligned).
+    const int64_t dims_per_lane = spec.head_dim / kWarp;
+    if (dims_per_lane > 2 && dims_per_lane % 4 != 0)
+      return Bad(spec, absl::StrCat("head_dim = ", spec.head_dim,
+                                    ": prefill attention takes 32, 64 or a multiple of 128 (dims a lane)"));
     if (a.stage_keys) {
       const PrefillPlan p = PlanAttentionPrefill(spec);
       if (a.key_block < 4 || a.key_block % 4 != 0)
         return Bad(spec, "attention.key_block must be a positive multiple of 4 with stage_keys (whole key groups)");
-      if (a.query_block % p.warps != 0 || p.queries_per_warp > 8)
+      if (a.query_block % p.warps != 0)
         return Bad(spec, absl::StrCat("attention.query_block = ", a.query_block, " must be a multiple of the ",
-                                      p.warps, " warps with stage_keys, at most 8 queries a warp (registers)"));
-      if (p.row_bytes % 16 != 0) return Bad(spec, "stage_keys needs cache rows of whole 16-byte units");
+                                      p.warps, " warps with stage_keys (each warp keeps as many queries)"));
+      // A query's state (its dims and accumulators, max and sum) stays in
+      // registers across the tiles: at most 8 queries, in half of what a
+      // thread may have.
+      const int64_t state = p.queries_per_warp * (2 * dims_per_lane + 2);
+      if (p.queries_per_warp > 8 || state > MaxRegistersPerThread(a.threads, 1) / 2)
+        return Bad(spec, absl::StrCat("attention.query_block = ", a.query_block, " puts ", p.queries_per_warp,
+                                      " queries on a warp with stage_keys (", state,
+                                      " registers of state a thread): at most 8, and half the registers of ",
+                                      a.threads, " threads"));
       if (p.shared_bytes > kMaxStaticShared)
         return Bad(spec, absl::StrCat("stage_keys needs ", p.shared_bytes,
                                       " bytes of shared memory (> 48 KiB); lower attention.key_block"));

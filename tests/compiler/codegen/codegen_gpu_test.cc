@@ -449,23 +449,29 @@ TEST(CodegenGpu, RopeAndAttention) {
         specs.push_back(x);
       }
       // Prefill with K/V tiles in shared memory (tiles of 16 KiB at most:
-      // several tiles for b8 f32 and wide, the last one partial).
-      KernelSpec st = p;
-      st.name = absl::StrCat("pre_staged_", m.name, "_", kv);
-      st.attention.stage_keys = true;
-      st.attention.key_block = static_cast<int>(std::min<int64_t>(64, 16384 / (m.head_dim * (f16 ? 2 : 4))));
-      specs.push_back(st);
+      // several tiles for b8 f32 and wide, the last one partial), 4
+      // queries a warp (128 threads), 2 (256: in the last block of 37
+      // queries some warps have none) and 8 (64 threads).
+      for (int threads : {128, 256, 64}) {
+        KernelSpec st = p;
+        st.name = absl::StrCat("pre_staged", threads, "_", m.name, "_", kv);
+        st.attention.threads = threads;
+        st.attention.query_block = threads == 64 && m.head_dim > 128 ? 8 : 16;  // state in registers
+        st.attention.stage_keys = true;
+        st.attention.key_block = static_cast<int>(std::min<int64_t>(64, 16384 / (m.head_dim * (f16 ? 2 : 4))));
+        specs.push_back(st);
+      }
     }
   Loaded l = Load(gpu, specs);
   std::mt19937 rng(11);
-  for (size_t i = 0; i < specs.size(); i += 9) {
+  for (size_t i = 0; i < specs.size(); i += 11) {
     const KernelSpec& rs = specs[i];
     const KernelSpec& ds = specs[i + 1];
     const KernelSpec& cs = specs[i + 2];
     const KernelSpec& fs = specs[i + 3];
     const KernelSpec& ps = specs[i + 4];
     const KernelSpec* fused[] = {&specs[i + 5], &specs[i + 6], &specs[i + 7]};
-    const KernelSpec& staged = specs[i + 8];
+    const KernelSpec* staged[] = {&specs[i + 8], &specs[i + 9], &specs[i + 10]};
     const int64_t D = rs.head_dim, nq = rs.n_head, nkv = rs.n_head_kv;
     const int64_t C = 4096, row = nkv * D;
     const int eb = rs.kv_f16 ? 2 : 4;
@@ -567,9 +573,10 @@ TEST(CodegenGpu, RopeAndAttention) {
         EXPECT_TRUE(std::equal(gv.begin(), gv.end() - row * eb, vc.begin())) << s.name << ": V rows before pos changed";
       }
     }
-    // Prefill: T = 37 queries after P = 20 cached positions.
-    {
-      const int32_t T = 37, P0 = 20;
+    // Prefill: T = 37 queries after P = 20 cached positions, and a fresh
+    // prompt (P = 0).
+    for (const int32_t P0 : {20, 0}) {
+      const int32_t T = 37;
       std::vector<uint8_t> kc = RandomCache(rng, (P0 + T) * row, rs.kv_f16), vc = RandomCache(rng, (P0 + T) * row, rs.kv_f16);
       std::vector<float> q = RandomFloats(rng, size_t(T * nq * D));
       std::vector<int32_t> posv = {P0};
@@ -582,14 +589,18 @@ TEST(CodegenGpu, RopeAndAttention) {
       double e = RelErr(streamed, want);
       std::printf("%-20s rel err %.2e\n", ps.name.c_str(), e);
       EXPECT_LT(e, 1e-4) << ps.name;
-      // The staged kernel: the same operations in the same order per query.
-      CUdeviceptr dout2 = bufs.Poisoned(size_t(T * nq * D * 4));
-      Launch(gpu, l, staged.name, {P(dq), P(dk), P(dv), P(dpos), P(dout2), I(T)}, T);
-      const std::vector<float> tiled = bufs.Download<float>(dout2, want.size());
-      std::printf("%-20s rel err %.2e\n", staged.name.c_str(), RelErr(tiled, want));
-      EXPECT_TRUE(std::equal(tiled.begin(), tiled.end(), streamed.begin(),
-                             [](float x, float y) { return std::memcmp(&x, &y, 4) == 0; }))
-          << staged.name << ": not bit-identical to " << ps.name;
+      // The staged kernels: the same operations in the same order per query.
+      for (const KernelSpec* st : staged) {
+        CUdeviceptr dout2 = bufs.Poisoned(size_t(T * nq * D * 4));
+        Launch(gpu, l, st->name, {P(dq), P(dk), P(dv), P(dpos), P(dout2), I(T)}, T);
+        const std::vector<float> tiled = bufs.Download<float>(dout2, want.size());
+        const double et = RelErr(tiled, want);
+        std::printf("%-20s P %2d rel err %.2e\n", st->name.c_str(), P0, et);
+        EXPECT_LT(et, 1e-4) << st->name << " P " << P0;
+        EXPECT_TRUE(std::equal(tiled.begin(), tiled.end(), streamed.begin(),
+                               [](float x, float y) { return std::memcmp(&x, &y, 4) == 0; }))
+            << st->name << " P " << P0 << ": not bit-identical to " << ps.name;
+      }
     }
   }
 }

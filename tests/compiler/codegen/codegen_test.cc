@@ -394,9 +394,7 @@ CHECK: ld.shared.u64
 CHECK: shfl.sync.bfly
 CHECK: ex2.approx
 CHECK-LABEL: .entry prep(
-CHECK-NOT: .shared
-CHECK-NOT: ld.shared
-CHECK: ld.global
+CHECK-NOT: {{ld|st}}.shared
 CHECK: ret;
 )");
 }
@@ -910,7 +908,11 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   tiled.attention.query_block = 10;
   ExpectBad(tiled, "attention.query_block = 10 must be a multiple of the 4 warps");
   tiled.attention.query_block = 64;
-  ExpectBad(tiled, "at most 8 queries a warp");
+  ExpectBad(tiled, "attention.query_block = 64 puts 16 queries on a warp with stage_keys");
+  tiled.attention.threads = 1024;
+  tiled.attention.query_block = 256;  // 8 queries, 80 registers of state against 64
+  ExpectBad(tiled, "8 queries on a warp with stage_keys (80 registers of state a thread)");
+  tiled.attention.threads = 128;
   tiled.attention.query_block = 16;
   tiled.attention.key_block = 6;
   ExpectBad(tiled, "key_block must be a positive multiple of 4");
@@ -919,6 +921,12 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   ExpectBad(tiled, "stage_keys needs 131072 bytes of shared memory (> 48 KiB)");
   tiled.family = Family::kAttentionDecode;
   ExpectBad(tiled, "attention.stage_keys is a prefill attention field");
+  KernelSpec odd = heads;
+  odd.name = "prefill_head_dim_96";
+  odd.n_head = 4;
+  odd.head_dim = 96;
+  odd.family = Family::kAttentionPrefill;
+  ExpectBad(odd, "head_dim = 96: prefill attention takes 32, 64 or a multiple of 128");
   KernelSpec fused_base = heads;
   fused_base.name = "fused_low_base";
   fused_base.n_head = 4;

@@ -308,14 +308,18 @@ std::vector<KernelSpec> OtherKernels() {
       pre.name = absl::StrCat("attn_prefill_", m.name, "_", kv);
       pre.family = Family::kAttentionPrefill;
       out.push_back(pre);
-      // K/V tiles in shared memory: 4 queries a warp, tiles of at most
-      // 16 KiB each.
-      KernelSpec staged = pre;
-      staged.name = absl::StrCat("attn_prefill_staged_", m.name, "_", kv);
-      staged.attention.stage_keys = true;
-      staged.attention.query_block = 16;
-      staged.attention.key_block = static_cast<int>(std::min<int64_t>(64, 16384 / (m.head_dim * (f16 ? 2 : 4))));
-      out.push_back(staged);
+      // K/V tiles in shared memory, tiles of at most 16 KiB each: 16
+      // queries a block on 128, 256 and 64 threads (4, 2 and 8 a warp; 8
+      // queries on 64 threads where head_dim 256's state would not fit).
+      for (int threads : {128, 256, 64}) {
+        KernelSpec staged = pre;
+        staged.name = absl::StrCat("attn_prefill_staged", threads, "_", m.name, "_", kv);
+        staged.attention.stage_keys = true;
+        staged.attention.threads = threads;
+        staged.attention.query_block = threads == 64 && m.head_dim > 128 ? 8 : 16;
+        staged.attention.key_block = static_cast<int>(std::min<int64_t>(64, 16384 / (m.head_dim * (f16 ? 2 : 4))));
+        out.push_back(staged);
+      }
     }
     KernelSpec am;
     am.name = absl::StrCat("argmax_", m.name);
