@@ -26,5 +26,13 @@ for T in Q4_K_M Q8_0; do
   done
   timeout 40 "$B/kiln" profile -b "$W/stk-$T.kiln" -m "$W/8b-$T.gguf" --steps 8 > "$OUT/profile-stk-$T.txt" 2>&1
 done
+# The staged kernels under compute-sanitizer (memcheck, racecheck): the
+# GPU test's RopeAndAttention cases, staged and streaming alike.
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+for TOOL in memcheck racecheck; do
+  timeout 120 "$SAN" --tool "$TOOL" "$B/codegen_gpu_test" --gtest_filter='*RopeAndAttention*' > "$OUT/sanitizer-$TOOL.txt" 2>&1
+  echo "$TOOL exit $?" >> "$OUT/sanitizer-$TOOL.txt"
+done
+tail -3 "$OUT"/sanitizer-*.txt
 grep -H "first request\|^ *512 \|^ *3700 " "$OUT"/bench-*.txt
 grep -H "attention_prefill" "$OUT"/profile-stk-*.txt
