@@ -86,7 +86,7 @@ absl::Status EmitArgmax(KernelBuilder& kb) {
   Value* chunk = b.CreateUDiv(b.CreateAdd(cols, kb.I32c(B - 1)), kb.I32c(B));
   Value* begin = b.CreateMul(blk, chunk);
   Value* end = b.CreateAdd(begin, chunk);
-  end = b.CreateSelect(b.CreateICmpSLT(end, cols), end, cols);
+  end = kb.SMin(end, cols);
   Value* best = kb.Var(kb.F32(), kb.F32c(kNegInf), "best");
   Value* idx = kb.Var(kb.I32(), kb.I32c(kNone), "idx");
   kb.For(b.CreateAdd(begin, tid), end, kb.I32c(NT), [&](Value* i) {

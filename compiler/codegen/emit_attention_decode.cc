@@ -380,15 +380,13 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   // never a kernel this one may overlap, so the splits are sized and the
   // dead ones gone while the previous kernel finishes.
   Value* L = b.CreateAdd(kb.LoadInput(kb.I32(), kb.Param("pos"), 4), i32c(1));
-  auto smin = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); };
-  auto smax = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSGT(x, y), x, y); };
   // Positions per split: ceil(L/MS) rounded up to 32, at least MIN, at
   // most SP (the score buffer).
   Value* len = b.CreateAnd(b.CreateAdd(b.CreateUDiv(b.CreateAdd(L, i32c(MS - 1)), i32c(MS)), i32c(31)), i32c(~31));
-  len = smin(smax(len, i32c(MIN)), i32c(SP));
+  len = kb.SMin(kb.SMax(len, i32c(MIN)), i32c(SP));
   // Live splits: those that start before L (at least one, at most MS; MS
   // only binds past the capacity MS*SP).
-  Value* nact = smin(b.CreateUDiv(b.CreateAdd(L, b.CreateSub(len, i32c(1))), len), i32c(MS));
+  Value* nact = kb.SMin(b.CreateUDiv(b.CreateAdd(L, b.CreateSub(len, i32c(1))), len), i32c(MS));
   Value* start = b.CreateMul(split, len);
   const SplitRecords rec{kb, plan, kb.Param("partial"), kvh};
   // Element offset of (position, kv head, dim) in a cache.
@@ -432,7 +430,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     // bench/RESULTS.md session 5). Without the wait there is no tail to
     // overlap.
     if (kb.UsesGridDependency()) {
-      Value* old_rows = smax(smin(b.CreateSub(b.CreateSub(L, i32c(1)), start), len), i32c(0));
+      Value* old_rows = kb.SMax(kb.SMin(b.CreateSub(b.CreateSub(L, i32c(1)), start), len), i32c(0));
       old_rows = b.CreateSelect(b.CreateICmpSLE(L, i32c(kPrefetchPositions)), old_rows, i32c(0));
       kb.For(tid, b.CreateShl(old_rows, i32c(1)), i32c(NT), [&](Value* i) {
         Value* cache = b.CreateSelect(b.CreateICmpEQ(b.CreateAnd(i, i32c(1)), i32c(0)), kb.Param("k_cache"),
@@ -453,7 +451,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     // blocks may arrive now and put their first weight loads in flight
     // while this kernel's latency-bound chain runs on a few SMs.
     if (spec.attention.release_after_wait) kb.GridDependencyLaunchDependents();
-    Value* n = smin(b.CreateSub(L, start), len);
+    Value* n = kb.SMin(b.CreateSub(L, start), len);
     // 1. Scaled q (step 0 when fused), then scores.
     if (spec.rope_fused) {
       NormRopeHeads(kb, plan, *rope, angles, q_s, kvh, b.CreateICmpEQ(split, b.CreateSub(nact, i32c(1))),

@@ -119,7 +119,8 @@ absl::Status EmitAttentionPrefill(KernelBuilder& kb) {
   Value* h = kb.Ctaid(1);
   Value* kvh = b.CreateUDiv(h, i32c(G));
   Value* q0 = b.CreateMul(kb.Ctaid(0), i32c(QB));
-  Value* smem = a.stage_keys ? kb.StaticShared(PlanAttentionPrefill(spec).shared_bytes) : nullptr;
+  const PrefillPlan plan = PlanAttentionPrefill(spec);  // stage_keys
+  Value* smem = a.stage_keys ? kb.StaticShared(plan.shared_bytes) : nullptr;
   kb.GridDependencyWait();
   // Dependents may launch now (they wait for this grid to finish anyway);
   // triggering after the loops made ptxas 13 spill a register on sm_90.
@@ -185,30 +186,25 @@ absl::Status EmitAttentionPrefill(KernelBuilder& kb) {
 
   // stage_keys: warp w keeps queries q0 + w + NW*i, i < QPW; the block's
   // rows go through shared memory key_block at a time.
-  const PrefillPlan plan = PlanAttentionPrefill(spec);
   const int QPW = plan.queries_per_warp, KB = plan.key_block;
   const int64_t units = plan.row_bytes / 16;  // 16-byte units of a row
-  std::vector<Value*> t(QPW), active(QPW), qrow(QPW), keys(QPW), full(QPW);
+  std::vector<Value*> active(QPW), qrow(QPW), keys(QPW), full(QPW);
   std::vector<QueryState> qs(QPW);
   for (int i = 0; i < QPW; ++i) {
-    t[i] = b.CreateAdd(q0, b.CreateAdd(warp, i32c(int64_t{NW} * i)));
-    active[i] = b.CreateICmpSLT(t[i], T);
+    Value* t = b.CreateAdd(q0, b.CreateAdd(warp, i32c(int64_t{NW} * i)));
+    active[i] = b.CreateICmpSLT(t, T);
     // Past T a query reads row T - 1 and stores nothing.
-    Value* tc = b.CreateSelect(active[i], t[i], b.CreateSub(T, i32c(1)));
+    Value* tc = b.CreateSelect(active[i], t, b.CreateSub(T, i32c(1)));
     qrow[i] = qrow_of(tc);
     qs[i] = start_query(qrow[i]);
     keys[i] = keys_of(tc);
     full[i] = full_of(keys[i]);
   }
   // The block's keys: those of its last query.
-  Value* last_t = b.CreateSub(b.CreateSelect(b.CreateICmpSLT(b.CreateAdd(q0, i32c(QB)), T), b.CreateAdd(q0, i32c(QB)), T),
-                              i32c(1));
-  Value* block_keys = keys_of(last_t);
-  auto smin = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); };
-  auto smax = [&](Value* x, Value* y) { return b.CreateSelect(b.CreateICmpSGT(x, y), x, y); };
+  Value* block_keys = keys_of(b.CreateSub(kb.SMin(b.CreateAdd(q0, i32c(QB)), T), i32c(1)));
   kb.For(i32c(0), block_keys, i32c(KB), [&](Value* j0) {
     // Rows [j0, j0 + n) of K, then of V, 16 bytes a thread at a time.
-    Value* n = smin(i32c(KB), b.CreateSub(block_keys, j0));
+    Value* n = kb.SMin(i32c(KB), b.CreateSub(block_keys, j0));
     kb.For(tid, b.CreateMul(n, i32c(2 * units)), i32c(NT), [&](Value* u) {
       Value* is_v = b.CreateICmpSGE(u, b.CreateMul(n, i32c(units)));
       Value* uu = b.CreateSelect(is_v, b.CreateSub(u, b.CreateMul(n, i32c(units))), u);
@@ -231,9 +227,9 @@ absl::Status EmitAttentionPrefill(KernelBuilder& kb) {
     Value* tile_end = b.CreateAdd(j0, i32c(KB));
     for (int i = 0; i < QPW; ++i) {
       kb.If(active[i], [&] {
-        kb.For(j0, smin(tile_end, full[i]), i32c(kKeyGroup),
+        kb.For(j0, kb.SMin(tile_end, full[i]), i32c(kKeyGroup),
                [&](Value* j) { SoftmaxStep(kb, qs[i], j, kKeyGroup, key, value); });
-        kb.For(smax(j0, full[i]), smin(tile_end, keys[i]), i32c(1),
+        kb.For(kb.SMax(j0, full[i]), kb.SMin(tile_end, keys[i]), i32c(1),
                [&](Value* j) { SoftmaxStep(kb, qs[i], j, 1, key, value); }, /*unroll=*/1);
       });
     }

@@ -108,7 +108,7 @@ absl::Status GemmEmitter::Emit() {
     Value* X = kb_.Param("x");
     kb_.For(b_.CreateLShr(tid_, I(5)), I(TN), I(NW), [&](Value* tl) {
       Value* t = b_.CreateAdd(n0_, tl);
-      t = b_.CreateSelect(b_.CreateICmpSLT(t, last_token_), t, last_token_);
+      t = kb_.SMin(t, last_token_);
       Value* row = kb_.Gep(X, b_.CreateMul(b_.CreateZExt(t, kb_.I64()), kb_.I64c(spec_.cols * 4)));
       Value* ss = kb_.Var(kb_.F32(), kb_.F32c(0.0f), "ss");
       kb_.For(b_.CreateShl(lane, I(2)), I(spec_.cols), I(4 * kWarp), [&](Value* k) {
@@ -189,7 +189,7 @@ void GemmEmitter::LoadActivationTile(Value* kt) {
     Value* kq = b_.CreateShl(b_.CreateURem(idx, I(quads)), I(2));
     Value* t = b_.CreateAdd(n0_, tl);
     Value* valid = b_.CreateICmpSLT(t, tokens_);
-    Value* tc = b_.CreateSelect(b_.CreateICmpSLT(t, last_token_), t, last_token_);
+    Value* tc = kb_.SMin(t, last_token_);
     Value* k = b_.CreateAdd(b_.CreateMul(kt, I(plan_.tile_k)), kq);
     Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(tc, kb_.I64()), kb_.I64c(spec_.cols)), b_.CreateZExt(k, kb_.I64()));
     std::vector<Value*> x = kb_.LoadInput4xF32(kb_.Gep(X, b_.CreateShl(off, kb_.I64c(2))));

@@ -276,6 +276,10 @@ Value* KernelBuilder::Max(Value* a, Value* b) {
   return b_.CreateIntrinsic(llvm::Intrinsic::maxnum, {F32()}, {a, b});
 }
 
+Value* KernelBuilder::SMin(Value* a, Value* b) { return b_.CreateSelect(b_.CreateICmpSLT(a, b), a, b); }
+
+Value* KernelBuilder::SMax(Value* a, Value* b) { return b_.CreateSelect(b_.CreateICmpSGT(a, b), a, b); }
+
 Value* KernelBuilder::HalfToFloat(Value* bits16) {
   return b_.CreateFPExt(b_.CreateBitCast(bits16, F16()), F32());
 }

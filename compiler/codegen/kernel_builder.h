@@ -141,6 +141,8 @@ class KernelBuilder {
   llvm::Value* Ex2(llvm::Value* x);          // ex2.approx.ftz.f32
   llvm::Value* Sqrt(llvm::Value* x);         // sqrt.rn.f32
   llvm::Value* Max(llvm::Value* a, llvm::Value* b);  // max.f32 (NaN-ignoring)
+  llvm::Value* SMin(llvm::Value* a, llvm::Value* b);  // signed integer min (a select)
+  llvm::Value* SMax(llvm::Value* a, llvm::Value* b);  // signed integer max (a select)
   llvm::Value* HalfToFloat(llvm::Value* bits16);     // i16 -> f32, exact
   llvm::Value* FloatToHalf(llvm::Value* f);          // f32 -> i16, round to nearest even
   llvm::Value* Bf16ToFloat(llvm::Value* bits16);
