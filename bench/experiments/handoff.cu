@@ -1,0 +1,200 @@
+// Experiment (not part of the build): what a kernel boundary costs in a
+// chain of bandwidth-bound kernels replayed from one CUDA graph, and whether
+// a completion counter the next kernel spins on hands off faster than
+// programmatic dependent launch's griddepcontrol.wait.
+//
+// The chain has the byte sizes of Qwen3-8B Q8_0's decode step as kiln runs
+// it (per layer: QKV 26.7 MB, a 150 KB "attention" on 8 blocks, output 17.8
+// MB, gate/up 107 MB, down 53.5 MB; then the LM head), each kernel reading
+// its own weights with 16-byte loads and the previous kernel's small output
+// after the dependency, all launched with programmatic stream serialization.
+//   pdl-late   griddepcontrol.wait; launch_dependents after the loads (kiln's
+//              matvecs)
+//   pdl-early  launch_dependents before the wait
+//   spin       launch_dependents before the dependency; the dependency is
+//              a per-kernel counter (one release atomic per block when its
+//              stores are done; the next kernel's thread 0 spins with
+//              ld.acquire until it holds the previous grid's block count)
+//   plain      no programmatic launch (stream order)
+// The probe is one kernel reading 4 GiB. Build and run:
+//   nvcc -O3 -arch=sm_90 -o handoff handoff.cu && ./handoff
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CHECK(x)                                                                      \
+  do {                                                                                \
+    cudaError_t e_ = (x);                                                             \
+    if (e_ != cudaSuccess) {                                                          \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                   \
+    }                                                                                 \
+  } while (0)
+
+enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3 };
+const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain"};
+
+struct Step {
+  const int4* w;
+  long long n16;        // 16-byte words this kernel reads
+  const float* x;       // the previous kernel's output (nullptr for the first)
+  float* y;             // this kernel's output, a float per block
+  unsigned* done;       // completion counters, one per kernel
+  int idx, count;       // this kernel's index, kernels in the chain
+  unsigned prev_blocks; // the previous kernel's grid size
+  int mode;
+};
+
+constexpr int kThreads = 512;
+constexpr int kEarly = 4;  // 16-byte loads a thread issues before the dependency
+
+__device__ unsigned LoadAcquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__global__ void __launch_bounds__(kThreads) Read(Step s) {
+  const long long per = (s.n16 + gridDim.x - 1) / gridDim.x;
+  const long long begin = per * blockIdx.x, end = min(s.n16, begin + per);
+  int4 v[kEarly];
+  for (int u = 0; u < kEarly; ++u) {
+    const long long j = begin + threadIdx.x + (long long)u * kThreads;
+    v[u] = j < end ? __ldg(s.w + j) : make_int4(0, 0, 0, 0);
+  }
+  if (s.mode == kPdlEarly || s.mode == kSpin) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  float x = 0.0f;
+  if (s.mode == kSpin) {
+    if (threadIdx.x == 0) {
+      if (s.idx > 0)
+        while (LoadAcquire(s.done + s.idx - 1) < s.prev_blocks) __nanosleep(32);
+      // Every block of kernel idx-1 passed its own spin before counting, so
+      // counter idx-2 is free again; kernel 0 frees the last two (the
+      // previous replay has ended).
+      if (blockIdx.x == 0) {
+        if (s.idx >= 2) s.done[s.idx - 2] = 0;
+        if (s.idx == 0 && s.count >= 2) s.done[s.count - 1] = s.done[s.count - 2] = 0;
+      }
+    }
+    __syncthreads();
+    if (s.x != nullptr) x = __ldcg(s.x + threadIdx.x % 8);
+  } else {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    if (s.x != nullptr) x = s.x[threadIdx.x % 8];
+  }
+  unsigned acc = 0;
+  for (int u = 0; u < kEarly; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  for (long long j = begin + threadIdx.x + (long long)kEarly * kThreads; j < end; j += 4 * kThreads) {
+    int4 a[4];
+    for (int u = 0; u < 4; ++u) {
+      const long long k = j + (long long)u * kThreads;
+      a[u] = k < end ? __ldg(s.w + k) : make_int4(0, 0, 0, 0);
+    }
+    for (int u = 0; u < 4; ++u) acc ^= a[u].x ^ a[u].y ^ a[u].z ^ a[u].w;
+  }
+  for (int o = 16; o > 0; o /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
+  if (threadIdx.x == 0) s.y[blockIdx.x] = x + (float)(acc & 1u);
+  if (s.mode == kPdlLate) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (s.mode == kSpin) {
+    __syncthreads();
+    if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(s.done + s.idx) : "memory");
+  }
+}
+
+int main() {
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  // Kernel sizes (bytes) and grids, Qwen3-8B Q8_0 planar (4352 bytes a row
+  // of 4096, 13056 a row of 12288).
+  struct K {
+    long long bytes;
+    int blocks;
+  };
+  std::vector<K> ks;
+  const int wide = 2 * sms;
+  for (int l = 0; l < 36; ++l) {
+    ks.push_back({6144LL * 4352, wide});
+    ks.push_back({150LL * 1024, 8});
+    ks.push_back({4096LL * 4352, wide});
+    ks.push_back({24576LL * 4352, wide});
+    ks.push_back({4096LL * 13056, wide});
+  }
+  ks.push_back({151936LL * 4352, wide});
+  long long total = 0;
+  for (const K& k : ks) total += (k.bytes + 15) / 16 * 16;
+  char* w = nullptr;
+  CHECK(cudaMalloc(&w, total));
+  CHECK(cudaMemset(w, 1, total));
+  std::vector<float*> ys(ks.size());
+  for (auto& y : ys) CHECK(cudaMalloc(&y, wide * sizeof(float)));
+  unsigned* done = nullptr;
+  CHECK(cudaMalloc(&done, ks.size() * sizeof(unsigned)));
+  CHECK(cudaMemset(done, 0, ks.size() * sizeof(unsigned)));
+  cudaStream_t st;
+  CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+
+  // The probe: one kernel over 4 GiB (or the whole buffer if smaller).
+  const long long probe_bytes = std::min<long long>(total, 4LL << 30);
+  auto time_ms = [&](auto launch, int reps) {
+    launch();
+    CHECK(cudaStreamSynchronize(st));
+    std::vector<float> t;
+    for (int r = 0; r < reps; ++r) {
+      CHECK(cudaEventRecord(e0, st));
+      launch();
+      CHECK(cudaEventRecord(e1, st));
+      CHECK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  Step probe{reinterpret_cast<const int4*>(w), probe_bytes / 16, nullptr, ys[0], done, 0, 1, 0, kPlain};
+  const float probe_ms = time_ms([&] { Read<<<4 * sms, kThreads, 0, st>>>(probe); }, 9);
+  const double probe_gbs = probe_bytes / (probe_ms * 1e6);
+  std::printf("%s, %d SMs; probe: %.1f GB/s (%lld MB in %.3f ms)\n", prop.name, sms, probe_gbs, probe_bytes >> 20,
+              probe_ms);
+  std::printf("chain: %zu kernels, %.3f GB; at the probe's rate %.3f ms\n", ks.size(), total / 1e9,
+              total / (probe_gbs * 1e6));
+  std::printf("%-10s %9s %9s %10s %14s\n", "mode", "ms", "GB/s", "% probe", "us/boundary");
+  for (int mode : {kPdlLate, kPdlEarly, kSpin, kPlain, kPdlLate, kSpin}) {
+    cudaGraph_t g;
+    CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    long long off = 0;
+    for (size_t i = 0; i < ks.size(); ++i) {
+      Step s{reinterpret_cast<const int4*>(w + off), ks[i].bytes / 16, i ? ys[i - 1] : nullptr, ys[i], done,
+             static_cast<int>(i), static_cast<int>(ks.size()), i ? static_cast<unsigned>(ks[i - 1].blocks) : 0u, mode};
+      off += (ks[i].bytes + 15) / 16 * 16;
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(ks[i].blocks);
+      cfg.blockDim = dim3(kThreads);
+      cfg.stream = st;
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[0].val.programmaticStreamSerializationAllowed = mode == kPlain ? 0 : 1;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      CHECK(cudaLaunchKernelEx(&cfg, Read, s));
+    }
+    CHECK(cudaStreamEndCapture(st, &g));
+    cudaGraphExec_t ge;
+    CHECK(cudaGraphInstantiate(&ge, g, 0));
+    const float ms = time_ms([&] { CHECK(cudaGraphLaunch(ge, st)); }, 21);
+    const double floor_ms = total / (probe_gbs * 1e6);
+    std::printf("%-10s %9.3f %9.1f %9.1f%% %14.3f\n", kModeNames[mode], ms, total / (ms * 1e6),
+                100.0 * floor_ms / ms, 1e3 * (ms - floor_ms) / (ks.size() - 1));
+    CHECK(cudaGraphExecDestroy(ge));
+    CHECK(cudaGraphDestroy(g));
+  }
+  return 0;
+}
