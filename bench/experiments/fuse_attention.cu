@@ -28,23 +28,15 @@
 // The attention's chain: K/V rows asked of the L2 before the dependency;
 // after it, the q/k rows (L2), a sum of squares, the K/V rows (L2), scores,
 // block max and sum through shared memory, p*V, the output: 7 barriers.
+// The recorded runs (bench/RESULTS.md, session 10) predate moving the shared
+// helpers into chain_timing.h; what runs on the GPU is unchanged.
 // Build and run:
 //   nvcc -O3 -arch=sm_90 -o fuse_attention fuse_attention.cu && ./fuse_attention
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                                  \
-  do {                                                                                            \
-    cudaError_t e_ = (x);                                                                         \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
+#include "chain_timing.h"
 
 constexpr int kThreads = 256;
 constexpr int kEarly = 4;      // 16-byte loads a thread issues before the dependency
@@ -104,14 +96,7 @@ __device__ void ReadBody(const Read& r, unsigned b, unsigned nb, Wait wait, Done
   unsigned acc = 0;
 #pragma unroll
   for (int u = 0; u < E; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  for (long long j = begin + threadIdx.x + (long long)E * kThreads; j < end; j += 4 * kThreads) {
-    int4 a[4];
-    for (int u = 0; u < 4; ++u) {
-      const long long k = j + (long long)u * kThreads;
-      a[u] = k < end ? __ldg(r.w + k) : make_int4(0, 0, 0, 0);
-    }
-    for (int u = 0; u < 4; ++u) acc ^= a[u].x ^ a[u].y ^ a[u].z ^ a[u].w;
-  }
+  acc ^= XorWords(r.w, begin + threadIdx.x + (long long)E * kThreads, end, kThreads);
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   for (int o = 16; o > 0; o /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
   if (threadIdx.x == 0) r.y[b] = x + (float)(acc & 1u);
@@ -332,25 +317,8 @@ int main() {
   CHECK(cudaMalloc(&counters, layers * per_layer * sizeof(unsigned)));
   cudaStream_t st;
   CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  auto time_ms = [&](auto launch, int reps) {
-    launch();
-    CHECK(cudaStreamSynchronize(st));
-    std::vector<float> t;
-    for (int r = 0; r < reps; ++r) {
-      CHECK(cudaEventRecord(e0, st));
-      launch();
-      CHECK(cudaEventRecord(e1, st));
-      CHECK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CHECK(cudaEventElapsedTime(&ms, e0, e1));
-      t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  };
+  StreamTimer timer(st);
+  auto time_ms = [&](auto launch, int reps) { return timer.MedianMs(launch, reps); };
   const long long probe_bytes = std::min<long long>(total, 4LL << 30);
   Read probe{reinterpret_cast<const int4*>(w), probe_bytes / 16, nullptr, ys};
   const float probe_ms = time_ms([&] { ReadKernel<kEarly><<<8 * sms, kThreads, 0, st>>>(probe); }, 9);
@@ -360,18 +328,7 @@ int main() {
               total / 1e9, floor_ms);
   std::printf("%-6s %8s %8s %9s %12s\n", "mode", "ms", "GB/s", "% probe", "launches");
 
-  auto launch = [&](auto kernel, dim3 grid, auto arg) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(kThreads);
-    cfg.stream = st;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    CHECK(cudaLaunchKernelEx(&cfg, kernel, arg));
-  };
+  auto launch = [&](auto kernel, dim3 grid, auto arg) { LaunchPdl(st, grid, kThreads, true, kernel, arg); };
   for (int mode : {kSep, kWarp, kThin, kNone, kSep, kWarp, kThin, kNone}) {
     const bool sep = mode == kSep || mode == kSepRel || mode == kSepBig || mode == kSepRelBig || mode == kThin;
     const bool big = mode == kSepBig || mode == kSepRelBig;

@@ -18,21 +18,11 @@
 //   plain      no programmatic launch (stream order)
 // The probe is one kernel reading 4 GiB. Build and run:
 //   nvcc -O3 -arch=sm_90 -o handoff handoff.cu && ./handoff
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                      \
-  do {                                                                                \
-    cudaError_t e_ = (x);                                                             \
-    if (e_ != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "chain_timing.h"
 
 enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3 };
 const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain"};
@@ -87,14 +77,7 @@ __global__ void __launch_bounds__(kThreads) Read(Step s) {
   }
   unsigned acc = 0;
   for (int u = 0; u < kEarly; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  for (long long j = begin + threadIdx.x + (long long)kEarly * kThreads; j < end; j += 4 * kThreads) {
-    int4 a[4];
-    for (int u = 0; u < 4; ++u) {
-      const long long k = j + (long long)u * kThreads;
-      a[u] = k < end ? __ldg(s.w + k) : make_int4(0, 0, 0, 0);
-    }
-    for (int u = 0; u < 4; ++u) acc ^= a[u].x ^ a[u].y ^ a[u].z ^ a[u].w;
-  }
+  acc ^= XorWords(s.w, begin + threadIdx.x + (long long)kEarly * kThreads, end, kThreads);
   for (int o = 16; o > 0; o /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
   if (threadIdx.x == 0) s.y[blockIdx.x] = x + (float)(acc & 1u);
   if (s.mode == kPdlLate) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -137,28 +120,10 @@ int main() {
   CHECK(cudaMemset(done, 0, ks.size() * sizeof(unsigned)));
   cudaStream_t st;
   CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-
+  StreamTimer timer(st);
+  auto time_ms = [&](auto launch, int reps) { return timer.MedianMs(launch, reps); };
   // The probe: one kernel over 4 GiB (or the whole buffer if smaller).
   const long long probe_bytes = std::min<long long>(total, 4LL << 30);
-  auto time_ms = [&](auto launch, int reps) {
-    launch();
-    CHECK(cudaStreamSynchronize(st));
-    std::vector<float> t;
-    for (int r = 0; r < reps; ++r) {
-      CHECK(cudaEventRecord(e0, st));
-      launch();
-      CHECK(cudaEventRecord(e1, st));
-      CHECK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CHECK(cudaEventElapsedTime(&ms, e0, e1));
-      t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  };
   Step probe{reinterpret_cast<const int4*>(w), probe_bytes / 16, nullptr, ys[0], done, 0, 1, 0, kPlain};
   const float probe_ms = time_ms([&] { Read<<<4 * sms, kThreads, 0, st>>>(probe); }, 9);
   const double probe_gbs = probe_bytes / (probe_ms * 1e6);
@@ -175,16 +140,7 @@ int main() {
       Step s{reinterpret_cast<const int4*>(w + off), ks[i].bytes / 16, i ? ys[i - 1] : nullptr, ys[i], done,
              static_cast<int>(i), static_cast<int>(ks.size()), i ? static_cast<unsigned>(ks[i - 1].blocks) : 0u, mode};
       off += (ks[i].bytes + 15) / 16 * 16;
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(ks[i].blocks);
-      cfg.blockDim = dim3(kThreads);
-      cfg.stream = st;
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attr[0].val.programmaticStreamSerializationAllowed = mode == kPlain ? 0 : 1;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
-      CHECK(cudaLaunchKernelEx(&cfg, Read, s));
+      LaunchPdl(st, dim3(ks[i].blocks), kThreads, mode != kPlain, Read, s);
     }
     CHECK(cudaStreamEndCapture(st, &g));
     cudaGraphExec_t ge;

@@ -1,0 +1,86 @@
+// What bench/experiments' standalone CUDA programs share: error checks, the
+// median time of a launch over repeats, the read kernels' main loop, and a
+// launch with programmatic stream serialization (as kiln's runtime launches
+// its decode kernels).
+#ifndef KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
+#define KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CHECK(x)                                                                                  \
+  do {                                                                                            \
+    cudaError_t e_ = (x);                                                                         \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                               \
+    }                                                                                             \
+  } while (0)
+
+// Times work issued on one stream with a pair of events.
+class StreamTimer {
+ public:
+  explicit StreamTimer(cudaStream_t stream) : stream_(stream) {
+    CHECK(cudaEventCreate(&start_));
+    CHECK(cudaEventCreate(&stop_));
+  }
+  // Median milliseconds of `launch` over `reps` runs, after one untimed run.
+  template <typename F>
+  float MedianMs(F launch, int reps) {
+    launch();
+    CHECK(cudaStreamSynchronize(stream_));
+    std::vector<float> t;
+    for (int r = 0; r < reps; ++r) {
+      CHECK(cudaEventRecord(start_, stream_));
+      launch();
+      CHECK(cudaEventRecord(stop_, stream_));
+      CHECK(cudaEventSynchronize(stop_));
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+      t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaEvent_t start_, stop_;
+};
+
+// The XOR of the 16-byte words j0, j0 + threads, ... below `end`, four
+// loads in flight: the read kernels' main loop (the XOR keeps the loads).
+__device__ inline unsigned XorWords(const int4* w, long long j0, long long end, int threads) {
+  unsigned acc = 0;
+  for (long long j = j0; j < end; j += 4LL * threads) {
+    int4 a[4];
+    for (int u = 0; u < 4; ++u) {
+      const long long k = j + (long long)u * threads;
+      a[u] = k < end ? __ldg(w + k) : make_int4(0, 0, 0, 0);
+    }
+    for (int u = 0; u < 4; ++u) acc ^= a[u].x ^ a[u].y ^ a[u].z ^ a[u].w;
+  }
+  return acc;
+}
+
+// kernel<<<grid, threads, 0, stream>>>(arg), with programmatic stream
+// serialization when `pdl` (its griddepcontrol instructions then take effect).
+template <typename Kernel, typename Arg>
+void LaunchPdl(cudaStream_t stream, dim3 grid, int threads, bool pdl, Kernel kernel, Arg arg) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(threads);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = pdl ? 1 : 0;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CHECK(cudaLaunchKernelEx(&cfg, kernel, arg));
+}
+
+#endif  // KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
