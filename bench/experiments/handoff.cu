@@ -16,7 +16,9 @@
 //              stores are done; the next kernel's thread 0 spins with
 //              ld.acquire until it holds the previous grid's block count)
 //   plain      no programmatic launch (stream order)
-// The probe is one kernel reading 4 GiB. Build and run:
+// The probe is one kernel reading 4 GiB. The recorded runs (bench/RESULTS.md,
+// session 10) predate moving the shared helpers into chain_timing.h; what
+// runs on the GPU is unchanged. Build and run:
 //   nvcc -O3 -arch=sm_90 -o handoff handoff.cu && ./handoff
 #include <algorithm>
 #include <cstdio>
