@@ -97,10 +97,8 @@ absl::StatusOr<BenchReport> Bench(const BenchOptions& o) {
   }
 
   PerfProgress("bench", "read bandwidth probe");
-  ASSIGN_OR_RETURN(const cuda::Driver* driver, cuda::Driver::Get());
-  ASSIGN_OR_RETURN(std::unique_ptr<cuda::Context> ctx, cuda::Context::Create(*driver, ex.device().ordinal));
-  ASSIGN_OR_RETURN(ReadBuffer ring, PrepareReadBuffer(*ctx, ProbeOptions{}, "the bandwidth probe"));
-  ASSIGN_OR_RETURN(ProbeResult probe, MeasureReadBandwidth(*ctx, ring));
+  ASSIGN_OR_RETURN(ReadRing ring, OpenReadRing(ex.device().ordinal, "the bandwidth probe"));
+  ASSIGN_OR_RETURN(ProbeResult probe, MeasureReadBandwidth(*ring.ctx, ring.buffer));
   r.probe_gb_per_s = probe.gb_per_s();
   r.probe_bytes = probe.bytes;
   if (!r.bytes_known) return r;
@@ -112,7 +110,7 @@ absl::StatusOr<BenchReport> Bench(const BenchOptions& o) {
     for (const ReadBytes& b : each) launch_bytes.push_back(b.total());
     launch_bytes.push_back(0);  // the step advance
   }
-  ASSIGN_OR_RETURN(std::vector<LaunchFloor> floors, MeasureLaunchFloors(*ctx, ring, steps));
+  ASSIGN_OR_RETURN(std::vector<LaunchFloor> floors, MeasureLaunchFloors(*ring.ctx, ring.buffer, steps));
   for (size_t i = 0; i < r.decode.size(); ++i) r.decode[i].floor_ms_per_token = floors[i].median_ms;
   return r;
 }

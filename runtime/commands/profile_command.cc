@@ -110,11 +110,9 @@ absl::StatusOr<Profile> Measure(GroupBy group) {
   if (!absl::GetFlag(FLAGS_attribution)) return p;
   PerfProgress("profile", absl::StrCat("attribution: the decode graph with each of ", m.kernels_size(),
                                        " kernels swapped"));
-  ASSIGN_OR_RETURN(const cuda::Driver* driver, cuda::Driver::Get());
-  ASSIGN_OR_RETURN(std::unique_ptr<cuda::Context> ctx, cuda::Context::Create(*driver, ex.device().ordinal));
-  ASSIGN_OR_RETURN(ReadBuffer ring, PrepareReadBuffer(*ctx, ProbeOptions{}, "the attribution's reads"));
-  ASSIGN_OR_RETURN(ReadProbeKernel probe, ReadProbeKernel::Load(*ctx, ctx->device().supports_pdl()));
-  ASSIGN_OR_RETURN(p.attribution, MeasureAttribution(ex, m, probe, ring, o.depths[0], o.warmup, o.steps));
+  ASSIGN_OR_RETURN(ReadRing ring, OpenReadRing(ex.device().ordinal, "the attribution's reads"));
+  ASSIGN_OR_RETURN(ReadProbeKernel probe, ReadProbeKernel::Load(*ring.ctx, ring.ctx->device().supports_pdl()));
+  ASSIGN_OR_RETURN(p.attribution, MeasureAttribution(ex, m, probe, ring.buffer, o.depths[0], o.warmup, o.steps));
   return p;
 }
 

@@ -182,6 +182,14 @@ absl::StatusOr<ReadBuffer> PrepareReadBuffer(const cuda::Context& ctx, const Pro
   return r;
 }
 
+absl::StatusOr<ReadRing> OpenReadRing(int ordinal, const char* what) {
+  ASSIGN_OR_RETURN(const cuda::Driver* driver, cuda::Driver::Get());
+  ReadRing r;
+  ASSIGN_OR_RETURN(r.ctx, cuda::Context::Create(*driver, ordinal));
+  ASSIGN_OR_RETURN(r.buffer, PrepareReadBuffer(*r.ctx, ProbeOptions{}, what));
+  return r;
+}
+
 absl::StatusOr<std::vector<double>> TimeLaunches(const cuda::Context& ctx, const cuda::Stream& stream,
                                                  const ProbeOptions& o, absl::FunctionRef<absl::Status()> launch) {
   if (o.reps < 1 || o.warmup < 0)

@@ -76,6 +76,16 @@ struct ReadBuffer {
 absl::StatusOr<ReadBuffer> PrepareReadBuffer(const cuda::Context& ctx, const ProbeOptions& options,
                                              const char* what);
 
+// A context of its own on GPU `ordinal` (beside the executor's) and a
+// default-sized ReadBuffer on it: what `kiln bench`'s probe and launch floor
+// and `kiln profile --attribution` read. Members in that order, so the
+// buffer goes before its context.
+struct ReadRing {
+  std::unique_ptr<cuda::Context> ctx;
+  ReadBuffer buffer;
+};
+absl::StatusOr<ReadRing> OpenReadRing(int ordinal, const char* what);
+
 // Runs `launch` options.warmup times untimed on `stream`, then options.reps
 // times each between two CUDA events; the milliseconds of each timed run.
 // InvalidArgument unless reps >= 1 and warmup >= 0.

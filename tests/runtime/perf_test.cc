@@ -429,26 +429,23 @@ TEST(TextTableTest, AlignsNamesLeftAndNumbersRight) {
 
 // ------------------------------------------------------------ GPU tests
 
-// GPU 0's context and its probe result.
+// GPU 0's context, what the probe read, and its result.
 struct ProbedGpu {
-  std::unique_ptr<cuda::Context> ctx;
-  ReadBuffer ring;  // what the probe read
+  ReadRing ring;
   ProbeResult probe;
 };
 
 absl::StatusOr<ProbedGpu> ProbeGpu0() {
-  ASSIGN_OR_RETURN(const cuda::Driver* driver, cuda::Driver::Get());
   ProbedGpu g;
-  ASSIGN_OR_RETURN(g.ctx, cuda::Context::Create(*driver, 0));
-  ASSIGN_OR_RETURN(g.ring, PrepareReadBuffer(*g.ctx, ProbeOptions{}, "the probe test"));
-  ASSIGN_OR_RETURN(g.probe, MeasureReadBandwidth(*g.ctx, g.ring));
+  ASSIGN_OR_RETURN(g.ring, OpenReadRing(0, "the probe test"));
+  ASSIGN_OR_RETURN(g.probe, MeasureReadBandwidth(*g.ring.ctx, g.ring.buffer));
   return g;
 }
 
 TEST(PerfGpuTest, TheProbeReadsAtAPlausibleBandwidth) {
   absl::StatusOr<ProbedGpu> g = ProbeGpu0();
   ASSERT_TRUE(g.ok()) << g.status();
-  const std::unique_ptr<cuda::Context>* ctx = &g->ctx;
+  const std::unique_ptr<cuda::Context>* ctx = &g->ring.ctx;
   const ProbeResult* p = &g->probe;
   std::printf("probe: %s reads %.0f GB/s (median of %d over %.2f GB; best %.3f ms; %d blocks of %d)\n",
               (*ctx)->device().name.c_str(), p->gb_per_s(), p->reps, 1e-9 * static_cast<double>(p->bytes),
@@ -469,7 +466,7 @@ TEST(PerfGpuTest, TheProbeReadsAtAPlausibleBandwidth) {
 TEST(PerfGpuTest, TheLaunchFloorCostsAtLeastTheBytesAndSomethingPerLaunch) {
   absl::StatusOr<ProbedGpu> g = ProbeGpu0();
   ASSERT_TRUE(g.ok()) << g.status();
-  const std::unique_ptr<cuda::Context>* ctx = &g->ctx;
+  const std::unique_ptr<cuda::Context>* ctx = &g->ring.ctx;
   const ProbeResult* p = &g->probe;
   // 36 "layers" of 27, 18, 107 and 54 MB reads with an empty launch between
   // the first two (Qwen3-8B Q8_0's decode matvecs and attention).
@@ -477,7 +474,7 @@ TEST(PerfGpuTest, TheLaunchFloorCostsAtLeastTheBytesAndSomethingPerLaunch) {
   std::vector<uint64_t> step;
   for (int l = 0; l < 36; ++l) step.insert(step.end(), layer.begin(), layer.end());
   absl::StatusOr<std::vector<LaunchFloor>> floors =
-      MeasureLaunchFloors(**ctx, g->ring, {step, std::vector<uint64_t>(180, 0)});
+      MeasureLaunchFloors(**ctx, g->ring.buffer, {step, std::vector<uint64_t>(180, 0)});
   ASSERT_TRUE(floors.ok()) << floors.status();
   ASSERT_EQ(floors->size(), 2u);
   const LaunchFloor* f = &(*floors)[0];
