@@ -319,13 +319,20 @@ std::string CodeDigest(std::string_view ptx) {
                                       reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size())));
 }
 
-absl::StatusOr<std::string> CandidateCode(const Candidate& c, const codegen::Target& target) {
+absl::StatusOr<CandidateIdentity> IdentifyCandidate(const Candidate& c, const codegen::Target& target) {
   // The candidate's name (its place in the search) is in the PTX; the code
   // is the kernel's, so every candidate is compiled under one name here.
   Candidate named = c;
-  named.spec.name = "kiln_tune_candidate";
-  ASSIGN_OR_RETURN(std::string ptx, CandidatePtx(named, target));
-  return CodeDigest(ptx);
+  named.spec.name = kCodeIdentityName;
+  CandidateIdentity id;
+  ASSIGN_OR_RETURN(id.ptx, CandidatePtx(named, target));
+  id.code = CodeDigest(id.ptx);
+  return id;
+}
+
+std::string NamedPtx(std::string_view identity_ptx, std::string_view name) {
+  return absl::StrReplaceAll(absl::string_view(identity_ptx.data(), identity_ptx.size()),
+                             {{absl::string_view(kCodeIdentityName), absl::string_view(name.data(), name.size())}});
 }
 
 }  // namespace kiln::tune

@@ -62,17 +62,31 @@ struct Candidate {
   std::string variant;               // "" for real ones; "test_fault"/"test_hang" from the test hook
   codegen::KernelSpec spec;          // the unit's spec with this schedule, named for the candidate
   std::string code;                  // CodeDigest of its PTX (set by the search before the cache lookup)
+  // Its PTX under kCodeIdentityName, kept from the code pass until the
+  // search compiles it (NamedPtx), so LLVM runs once per candidate; "" once
+  // it is compiled, found in the cache, or when codegen failed.
+  std::string identity_ptx;
 };
 
 // The candidate's PTX: codegen's, or SyntheticPtx's for the test hook's.
 absl::StatusOr<std::string> CandidatePtx(const Candidate& c, const codegen::Target& target);
 // 64-bit FNV-1a of PTX text, 16 hex digits. Stable across runs and machines.
 std::string CodeDigest(std::string_view ptx);
+// The fixed kernel name a candidate's code identity is taken under.
+inline constexpr char kCodeIdentityName[] = "kiln_tune_candidate";
 // A candidate's code identity in the cache (TuneRecord::code): CodeDigest
-// of its PTX compiled under a fixed kernel name, so the same schedule of
-// the same shape has the same code whatever its place in a search (unit
-// and candidate index name the kernel otherwise).
-absl::StatusOr<std::string> CandidateCode(const Candidate& c, const codegen::Target& target);
+// of its PTX compiled under kCodeIdentityName, so the same schedule of the
+// same shape has the same code whatever its place in a search (unit and
+// candidate index name the kernel otherwise); and that PTX.
+struct CandidateIdentity {
+  std::string code;
+  std::string ptx;
+};
+absl::StatusOr<CandidateIdentity> IdentifyCandidate(const Candidate& c, const codegen::Target& target);
+// PTX emitted under kCodeIdentityName with every occurrence of that name
+// (the entry, its parameters) replaced by `name`: what CandidatePtx gives
+// for the candidate named `name` (tune_test checks it on every family).
+std::string NamedPtx(std::string_view identity_ptx, std::string_view name);
 
 // The unit's candidates: its current schedule first, then the search space
 // (`limit` > 0 keeps only the first `limit`), dropping what

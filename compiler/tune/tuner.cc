@@ -32,9 +32,14 @@ struct Compiled {
 
 Compiled Compile(const Candidate& c, const codegen::Target& target, bool have_ptxas) {
   Compiled out;
-  absl::StatusOr<std::string> p = CandidatePtx(c, target);
-  if (!p.ok()) return {"", false, TuneStatus::kError, std::string(p.status().message())};
-  std::string ptx = *std::move(p);
+  std::string ptx;
+  if (!c.identity_ptx.empty()) {
+    ptx = NamedPtx(c.identity_ptx, c.spec.name);
+  } else {
+    absl::StatusOr<std::string> p = CandidatePtx(c, target);
+    if (!p.ok()) return {"", false, TuneStatus::kError, std::string(p.status().message())};
+    ptx = *std::move(p);
+  }
   if (!have_ptxas) {  // the worker's driver JIT-compiles the PTX
     out.image = std::move(ptx);
     return out;
@@ -113,8 +118,9 @@ class Search {
       all.push_back(std::move(cs));
     }
     // Each candidate's code identity, so the cache holds only what this
-    // kilnc compiles the same way (on every core: LLVM only, no ptxas; the
-    // candidates measured below are compiled again under their own names).
+    // kilnc compiles the same way (on every core: LLVM only, no ptxas). The
+    // PTX is kept for the candidates the cache lacks: measured below, each
+    // is renamed (NamedPtx) and assembled, not emitted again.
     std::vector<Candidate*> flat;
     for (std::vector<Candidate>& cs : all)
       for (Candidate& c : cs) flat.push_back(&c);
@@ -125,21 +131,26 @@ class Search {
                 [&](int64_t b, int64_t e) {
                   for (int64_t k = b; k < e; ++k) {
                     Candidate& c = *flat[size_t(k)];
-                    absl::StatusOr<std::string> code = CandidateCode(c, target_);
+                    absl::StatusOr<CandidateIdentity> id = IdentifyCandidate(c, target_);
                     // No PTX: the compile step below records why; its code stays "-".
-                    c.code = code.ok() ? *std::move(code) : "-";
+                    c.code = id.ok() ? std::move(id->code) : "-";
+                    if (id.ok()) c.identity_ptx = std::move(id->ptx);
                   }
                 });
     for (size_t i = 0; i < all.size(); ++i)
       for (const Candidate& c : all[i]) report_.codes[schedules::ShapeKey(units_[i].key)].insert(c.code);
     for (size_t i = 0; i < all.size(); ++i)
-      for (const Candidate& c : all[i])
+      for (Candidate& c : all[i])
         if (const TuneRecord* r = cache_.Find(RecordFor(c, units_[i], report_.device, o_))) {
           ++report_.cached;
           Count(report_.units[i], *r, c);
+          std::string().swap(c.identity_ptx);  // never compiled
         }
     Progress();
-    for (size_t i = 0; i < all.size() && !report_.budget_exhausted; ++i) RETURN_IF_ERROR(RunUnit(i, all[i]));
+    for (size_t i = 0; i < all.size() && !report_.budget_exhausted; ++i) {
+      RETURN_IF_ERROR(RunUnit(i, all[i]));
+      for (Candidate& c : all[i]) std::string().swap(c.identity_ptx);
+    }
     for (size_t i = 0; i < all.size(); ++i) {
       UnitReport& ur = report_.units[i];
       ur.not_run = ur.candidates - ur.ok - ur.wrong - ur.faults - ur.timeouts - ur.rejected - ur.errors;

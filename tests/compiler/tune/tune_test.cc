@@ -209,15 +209,61 @@ TEST(TuneCandidates, CodeIsADigestOfThePtx) {
   ASSERT_EQ(cs->size(), 2u);
   Candidate moved = (*cs)[0];
   moved.spec.name = "tune_u7_c42";  // the same kernel at another place in a search
-  auto a = CandidateCode((*cs)[0], target), again = CandidateCode(moved, target), b = CandidateCode((*cs)[1], target);
+  auto a = IdentifyCandidate((*cs)[0], target), again = IdentifyCandidate(moved, target),
+       b = IdentifyCandidate((*cs)[1], target);
   ASSERT_TRUE(a.ok() && again.ok() && b.ok());
-  EXPECT_EQ(*a, *again);
-  EXPECT_NE(*a, *b);
-  EXPECT_EQ(a->size(), 16u);
+  EXPECT_EQ(a->code, again->code);
+  EXPECT_NE(a->code, b->code);
+  EXPECT_EQ(a->code.size(), 16u);
+  EXPECT_EQ(a->code, CodeDigest(a->ptx));
   Candidate fault = SyntheticCandidates(unit, 0)[0];
   auto synthetic = CandidatePtx(fault, target);
   ASSERT_TRUE(synthetic.ok()) << synthetic.status();
   EXPECT_TRUE(absl::StrContains(*synthetic, "1099511627776"));  // the test hook's kernel, not codegen's
+}
+
+// The search compiles the PTX of the code pass renamed (NamedPtx), not
+// emitted again: renaming must give exactly what codegen emits under the
+// candidate's own name, for every family the tuner searches (the decode
+// attention's fused RoPE brings a .const table) and the test hook's kernels.
+TEST(TuneCandidates, RenamedIdentityPtxIsTheCandidatesOwn) {
+  const codegen::Target target = *codegen::Target::FromName("sm_90");
+  auto spaces = schedules::BuiltinSpaces();
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  TuneUnit mv;
+  mv.spec = MatVec(4096, 1024);
+  mv.key = *KeyOfSpec(mv.spec);
+  TuneUnit att;
+  KernelSpec& s = att.spec;
+  s.name = "att";
+  s.family = Family::kAttentionDecode;
+  s.n_head = 32;
+  s.n_head_kv = 8;
+  s.head_dim = 128;
+  s.attn_scale = 0.088f;
+  s.rope_fused = true;
+  s.rope_base = 1e6f;
+  s.eps = 1e-6f;
+  s.kv_f16 = true;
+  s.attention.split_positions = 640;
+  att.context = 40960;
+  att.key = *KeyOfSpec(s);
+  std::vector<Candidate> all;
+  for (const TuneUnit* u : {&mv, &att}) {
+    auto cs = EnumerateCandidates(*u, 3, *spaces, target, 6);
+    ASSERT_TRUE(cs.ok()) << cs.status();
+    ASSERT_FALSE(cs->empty());
+    all.insert(all.end(), cs->begin(), cs->end());
+  }
+  for (const Candidate& c : SyntheticCandidates(mv, 3)) all.push_back(c);
+  for (const Candidate& c : all) {
+    auto id = IdentifyCandidate(c, target);
+    ASSERT_TRUE(id.ok()) << id.status();
+    auto own = CandidatePtx(c, target);
+    ASSERT_TRUE(own.ok()) << own.status();
+    ASSERT_TRUE(absl::StrContains(id->ptx, std::string(kCodeIdentityName) + "(")) << c.schedule;
+    EXPECT_EQ(NamedPtx(id->ptx, c.spec.name), *own) << c.spec.name << " [" << c.schedule << "] " << c.variant;
+  }
 }
 
 TEST(TuneWorkerProcess, ATimeoutKillsAndADeathIsReported) {
