@@ -138,8 +138,9 @@ TEST(TuneCandidates, TheAbiFilterDropsWhatCodegenRejects) {
   EXPECT_EQ(limited->size(), 3u);
 }
 
-TEST(TuneCandidates, DecodeAttentionCoversTheContext) {
-  auto spaces = schedules::BuiltinSpaces();
+// Qwen3-8B's decode attention (32 query heads on 8 KV heads of 128) at its
+// full context.
+TuneUnit DecodeAttentionUnit(bool rope_fused) {
   TuneUnit unit;
   KernelSpec& s = unit.spec;
   s.name = "att";
@@ -149,8 +150,20 @@ TEST(TuneCandidates, DecodeAttentionCoversTheContext) {
   s.head_dim = 128;
   s.attn_scale = 0.088f;
   s.attention.split_positions = 640;
+  if (rope_fused) {
+    s.rope_fused = true;
+    s.rope_base = 1e6f;
+    s.eps = 1e-6f;
+    s.kv_f16 = true;
+  }
   unit.context = 40960;
   unit.key = *KeyOfSpec(s);
+  return unit;
+}
+
+TEST(TuneCandidates, DecodeAttentionCoversTheContext) {
+  auto spaces = schedules::BuiltinSpaces();
+  const TuneUnit unit = DecodeAttentionUnit(false);
   EXPECT_EQ(unit.key.rows, 32);
   EXPECT_EQ(unit.key.cols, 128);
   auto cs = EnumerateCandidates(unit, 0, *spaces, *codegen::Target::FromName("sm_90"), 0);
@@ -233,23 +246,9 @@ TEST(TuneCandidates, RenamedIdentityPtxIsTheCandidatesOwn) {
   TuneUnit mv;
   mv.spec = MatVec(4096, 1024);
   mv.key = *KeyOfSpec(mv.spec);
-  TuneUnit att;
-  KernelSpec& s = att.spec;
-  s.name = "att";
-  s.family = Family::kAttentionDecode;
-  s.n_head = 32;
-  s.n_head_kv = 8;
-  s.head_dim = 128;
-  s.attn_scale = 0.088f;
-  s.rope_fused = true;
-  s.rope_base = 1e6f;
-  s.eps = 1e-6f;
-  s.kv_f16 = true;
-  s.attention.split_positions = 640;
-  att.context = 40960;
-  att.key = *KeyOfSpec(s);
+  const TuneUnit att = DecodeAttentionUnit(true);
   std::vector<Candidate> all;
-  for (const TuneUnit* u : {&mv, &att}) {
+  for (const TuneUnit* u : std::vector<const TuneUnit*>{&mv, &att}) {
     auto cs = EnumerateCandidates(*u, 3, *spaces, target, 6);
     ASSERT_TRUE(cs.ok()) << cs.status();
     ASSERT_FALSE(cs->empty());
