@@ -107,6 +107,10 @@ Value* Builder::Reshape(Value* x, Shape shape, std::string_view name) {
   return Create(OpKind::kReshape, {x}, {}, {t}, name)->result();
 }
 
+Value* Builder::LastRow(Value* x, std::string_view name) {
+  return Create(OpKind::kLastRow, {x}, {}, {}, name)->result();
+}
+
 Op* Builder::Kernel(std::vector<Value*> operands, std::vector<TensorType> result_types, AttrDict attrs) {
   auto op = std::make_unique<Op>(OpKind::kKernel, operands, result_types, std::move(attrs));
   Block* body = op->AddRegion();

@@ -71,6 +71,7 @@ class Builder {
   Value* Add(Value* a, Value* b, std::string_view name = "");
   Value* Argmax(Value* x, std::string_view name = "");
   Value* Reshape(Value* x, Shape shape, std::string_view name = "");
+  Value* LastRow(Value* x, std::string_view name = "");
 
   // A kernel whose region takes `operands` (its arguments keep their names);
   // fill its body with Builder(kernel->region()) and end it with Yield().

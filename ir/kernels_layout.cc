@@ -129,6 +129,20 @@ absl::Status EvalSlice(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status EvalLastRow(EvalContext& ctx) {
+  const HostTensor& x = *ctx.operands[0];
+  const int64_t n = x.dims().front(), each = x.num_elements() / n;
+  HostTensor& y = ctx.Output(0);
+  if (x.storage() == HostTensor::Storage::kFloat) {
+    std::copy_n(x.floats().begin() + (n - 1) * each, each, y.floats().begin());
+  } else if (x.storage() == HostTensor::Storage::kInt) {
+    std::copy_n(x.ints().begin() + (n - 1) * each, each, y.ints().begin());
+  } else {
+    return absl::InternalError("last_row of raw bytes");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status EvalSwiglu(EvalContext& ctx) {
   std::vector<float> xs;
   ASSIGN_OR_RETURN(const float* x, FloatsOf(*ctx.operands[0], xs));

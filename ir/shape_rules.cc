@@ -302,6 +302,15 @@ absl::StatusOr<Types> InferSlice(const ShapeQuery& q) {
   return Types{{x.dtype, ReplaceLast(x.shape, size)}};
 }
 
+absl::StatusOr<Types> InferLastRow(const ShapeQuery& q) {
+  const TensorType& x = q.operands[0];
+  if (GetDTypeInfo(x.dtype).is_quantized) return OperandError(q, 0, "a float or integer tensor");
+  if (x.rank() < 2) return OperandShapeError(q, 0, "rows [n, ...] of rank 2 or more");
+  std::vector<Dim> shape = x.shape;
+  shape[0] = Dim(1);
+  return Types{{x.dtype, shape}};
+}
+
 absl::StatusOr<Types> InferSwiglu(const ShapeQuery& q) {
   RETURN_IF_ERROR(ExpectFloat(q, 0, 1));
   const TensorType& x = q.operands[0];

@@ -47,8 +47,9 @@ ir::RopeParams RopeOf(const Qwen3Config& c) {
   return p;
 }
 
-// The transformer stack on embeddings x [rows, E]; returns the final normed
-// hidden state. `rows` is T for prefill and 1 for decode.
+// The transformer stack on embeddings x [rows, E]; returns the residual
+// stream after the last layer (before the final norm). `rows` is T for
+// prefill and 1 for decode.
 Value* Stack(Builder& b, const Qwen3Config& c, const Weights& w, Value* x, Value* pos, Dim rows) {
   const ir::RopeParams rope = RopeOf(c);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
@@ -74,7 +75,12 @@ Value* Stack(Builder& b, const Qwen3Config& c, const Weights& w, Value* x, Value
                        b.MatMul(h, L.up, l + "up"), l + "ffn_act");
     x = b.Add(x, b.MatMul(act, L.down, l + "ffn_out"), l + "resid_ffn");
   }
-  return b.RmsNorm(x, w.output_norm, c.rms_eps, "final_norm");
+  return x;
+}
+
+// The logits of hidden rows x: the final norm, then the LM head.
+Value* Logits(Builder& b, const Qwen3Config& c, const Weights& w, Value* x) {
+  return b.MatMul(b.RmsNorm(x, w.output_norm, c.rms_eps, "final_norm"), w.output, "logits");
 }
 
 }  // namespace
@@ -148,7 +154,8 @@ absl::StatusOr<std::unique_ptr<ir::Module>> BuildQwen3Module(const gguf::GgufFil
     Value* pos = b.AddArg({DType::kI32, {1}}, "pos");
     Value* x = b.Embed(w.embd, tokens, "x");
     Value* h = Stack(b, c, w, x, pos, Dim::T());
-    b.Return({b.MatMul(h, w.output, "logits")});
+    if (options.prefill_last_logits) h = b.LastRow(h, "last_token");
+    b.Return({Logits(b, c, w, h)});
     RETURN_IF_ERROR(b.status());
   }
   {
@@ -156,8 +163,7 @@ absl::StatusOr<std::unique_ptr<ir::Module>> BuildQwen3Module(const gguf::GgufFil
     Value* token = b.AddArg({DType::kI32, {1}}, "token");
     Value* pos = b.AddArg({DType::kI32, {1}}, "pos");
     Value* x = b.Embed(w.embd, token, "x");
-    Value* h = Stack(b, c, w, x, pos, 1);
-    Value* logits = b.MatMul(h, w.output, "logits");
+    Value* logits = Logits(b, c, w, Stack(b, c, w, x, pos, 1));
     b.Return({logits, b.Argmax(logits, "next")});
     RETURN_IF_ERROR(b.status());
   }

@@ -16,9 +16,13 @@ namespace kiln::models {
 
 struct GraphOptions {
   ir::DType kv_dtype = ir::DType::kF16;  // the KV cache element type
+  // prefill returns the logits of its last token only (f32[1, V]): the
+  // final norm and LM head run on that row, which is all generation needs.
+  bool prefill_last_logits = false;
 };
 
-// prefill(%tokens: i32[T], %pos: i32[1]) -> f32[T, V] (logits of every row)
+// prefill(%tokens: i32[T], %pos: i32[1]) -> f32[T, V] (logits of every row;
+//   f32[1, V], the last row's, with prefill_last_logits)
 // decode(%token: i32[1], %pos: i32[1]) -> (f32[1, V], i32[1, 1] argmax)
 absl::StatusOr<std::unique_ptr<ir::Module>> BuildQwen3Module(const gguf::GgufFile& file,
                                                              const Qwen3Config& config,

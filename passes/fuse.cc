@@ -140,7 +140,7 @@ class Fuser {
     Outline(make(kv_cone, nullptr));
   }
 
-  // (a), (f): [rms_norm] matmul [add residual | swiglu | silu(extra) * acc].
+  // (a), (f): [[last_row] rms_norm] matmul [add residual | swiglu | silu(extra) * acc].
   void FuseMatMul(Op* mm) {
     Group g;
     Value* in = mm->operand(0);
@@ -151,9 +151,17 @@ class Fuser {
         all_matmuls &= u->kind() == OpKind::kMatMul && u->operand(0) == in &&
                        std::count(u->operands().begin(), u->operands().end(), in) == 1;
       if (all_matmuls) {
+        in = norm->operand(0);
+        // A last_row feeding only the norm (a prefill's last-token logits)
+        // comes along: the kernel reads that row of the full input.
+        Op* last = TopLevelDef(in);
+        if (last != nullptr && last->kind() == OpKind::kLastRow && Users(in).size() == 1) {
+          g.ops.push_back(last);
+          g.cloned.insert(last);
+          in = last->operand(0);
+        }
         g.ops.push_back(norm);
         g.cloned.insert(norm);
-        in = norm->operand(0);
       }
     }
     g.ops.push_back(mm);
@@ -296,7 +304,12 @@ class Fuser {
       ir::ReplaceAllUsesWith(body_, g.results[i], k->result(static_cast<int>(i)));
     }
     for (Op* op : moved) graveyard_.push_back(body_.Remove(op));
-    for (const Op* op : g.cloned) {
+    // Consumers first, so a cloned producer of a cloned op (last_row before
+    // rms_norm) goes once its consumer has.
+    std::vector<const Op*> cloned(g.cloned.begin(), g.cloned.end());
+    std::sort(cloned.begin(), cloned.end(),
+              [&](const Op* a, const Op* b) { return body_.IndexOf(a) > body_.IndexOf(b); });
+    for (const Op* op : cloned) {
       bool used = false;
       for (Value* r : op->results()) used |= !Users(r).empty();
       if (!used) graveyard_.push_back(body_.Remove(op));

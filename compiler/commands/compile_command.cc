@@ -24,6 +24,8 @@ ABSL_FLAG(std::string, disable_passes, "", "comma-separated passes to skip");
 ABSL_FLAG(bool, time_passes, false, "print a table of per-pass times to stderr");
 ABSL_FLAG(std::string, target, "sm_90", "GPU target (schedule tables)");
 ABSL_FLAG(std::string, schedules, "", "schedule table (.txtpb) to use instead of the built-in one");
+ABSL_FLAG(std::string, prefill_logits, "all",
+          "all: a prefill leaves the logits of every prompt token; last: of its last token only");
 ABSL_FLAG(bool, no_programmatic_launch, false,
           "emit no griddepcontrol: each kernel starts after the previous one ends (sm_90)");
 
@@ -47,6 +49,13 @@ weight data: the bundle binds to the GGUF's tensors by name, type and shape.
   --target sm_90         GPU target for schedule selection (default sm_90)
   --schedules T.txtpb    use this schedule table (e.g. from kilnc tune --export)
                          instead of the built-in table of the target
+  --prefill-logits all   all (default): a prefill computes the logits of every
+                         prompt token (what --dump-logits reads); last: of its
+                         last token only, the one generation samples from (the
+                         final norm and LM head on one row: a 512-token 8B
+                         prefill skips ~8 ms, and the logits buffer holds one
+                         row; --dump-logits then feeds the prompt a token at a
+                         time)
   --no-programmatic-launch  no programmatic dependent launch (griddepcontrol) on sm_90:
                          each kernel starts only after the previous one has ended
                          (slower; for isolating launch-overlap effects)
@@ -62,7 +71,13 @@ int RunCompile(const std::vector<std::string>& args) {
   if (!file.ok()) return Fail("compile", file.status());
   auto config = models::ReadQwen3Config(**file);
   if (!config.ok()) return Fail("compile", config.status());
-  auto module = models::BuildQwen3Module(**file, *config);
+  models::GraphOptions graph;
+  const std::string prefill_logits = absl::GetFlag(FLAGS_prefill_logits);
+  if (prefill_logits != "all" && prefill_logits != "last")
+    return Fail("compile", absl::InvalidArgumentError(
+                               absl::StrCat("--prefill-logits is '", prefill_logits, "', expected all or last")));
+  graph.prefill_last_logits = prefill_logits == "last";
+  auto module = models::BuildQwen3Module(**file, *config, graph);
   if (!module.ok()) return Fail("compile", module.status());
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -223,8 +223,12 @@ class StepLowering {
   absl::Status MatMul(const Op& k) {
     const Op* mm = FindIn(k, ir::OpKind::kMatMul);
     if (mm == nullptr) return Unsupported(k, "a matmul kernel without a matmul");
+    // A prefill's last-token logits (fuse's last_row prologue) run as a
+    // matvec of one token: row T - 1 of the kernel's input.
+    const Op* last_row = FindIn(k, ir::OpKind::kLastRow);
+    const bool one_token = decode_ || last_row != nullptr;
     KernelSpec s;
-    s.family = decode_ ? Family::kMatVec : Family::kGemm;
+    s.family = one_token ? Family::kMatVec : Family::kGemm;
     ApplySchedule(k, s);
     const Value* w = mm->operand(1);
     ASSIGN_OR_RETURN(s.weight, FormatOf(w->type().dtype));
@@ -243,7 +247,19 @@ class StepLowering {
       ASSIGN_OR_RETURN(norm_w, At(norm->operand(1)));
       x = norm->operand(0);
     }
+    if (last_row != nullptr) {
+      if (last_row->result() != x) return Unsupported(k, "a last_row that does not feed the matmul's input");
+      x = last_row->operand(0);
+    }
     ASSIGN_OR_RETURN(Location xl, At(Outer(k, x)));
+    if (last_row != nullptr) {  // + (T - 1) rows of f32
+      if (xl.offset.div() > 1 || xl.offset.p() != 0 || xl.offset.c() != 0)
+        return Unsupported(k, "a last_row of a value not placed at a*T + b");
+      const int64_t row = 4 * s.cols;
+      xl.offset.set_t(xl.offset.t() + row);
+      xl.offset.set_constant(xl.offset.constant() - row);
+    }
+    const runtime::Expr tokens = last_row != nullptr ? ConstExpr(1) : t_;
     ASSIGN_OR_RETURN(Location out, At(k.result(0)));
     if (const Op* add = FindIn(k, ir::OpKind::kAdd)) {
       s.epilogue = codegen::Epilogue::kAddInPlace;
@@ -258,12 +274,12 @@ class StepLowering {
       // out = silu(gate) * acc, the gate an extra input (gate/up not packed).
       s.epilogue = codegen::Epilogue::kSiluMulWith;
       ASSIGN_OR_RETURN(Location extra, At(Outer(k, silu->operand(0))));
-      if (decode_) s.matvec.max_tokens = 1;
-      return ctx_.Launch(plan_, s, {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(t_), Ptr(extra)},
-                         t_);
+      if (one_token) s.matvec.max_tokens = 1;
+      return ctx_.Launch(plan_, s,
+                         {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens), Ptr(extra)}, tokens);
     }
-    if (decode_) s.matvec.max_tokens = 1;
-    return ctx_.Launch(plan_, s, {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(t_)}, t_);
+    if (one_token) s.matvec.max_tokens = 1;
+    return ctx_.Launch(plan_, s, {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens)}, tokens);
   }
 
   absl::Status Embed(const Op& k) {
@@ -561,10 +577,16 @@ absl::StatusOr<LoweredModel> LowerToKernels(const ir::Module& module, const gguf
   FillTokenizer(vocab, *m.mutable_tokenizer());
 
   const int64_t T = options.max_prefill_tokens;
+  // The prefill's logits: one row per token, or its last token's alone
+  // (models::GraphOptions::prefill_last_logits), at row 0.
+  if (prefill->result_types().size() != 1 || prefill->result_types()[0].rank() != 2)
+    return absl::InternalError("prefill does not return logits [rows, V]");
+  const ir::Dim logits_rows = prefill->result_types()[0].shape[0];
+  const bool last_logits = logits_rows.is_static() && logits_rows.value() == 1;
   Io io;
   io.tokens = ctx.AddBuffer("tokens", Buffer::IO, ConstExpr(4 * T));
   io.position = ctx.AddBuffer("position", Buffer::IO, ConstExpr(4));
-  io.logits = ctx.AddBuffer("logits", Buffer::IO, ConstExpr(4 * T * config.n_vocab));
+  io.logits = ctx.AddBuffer("logits", Buffer::IO, ConstExpr(4 * (last_logits ? 1 : T) * config.n_vocab));
   io.sampled = ctx.AddBuffer("sampled", Buffer::IO, ConstExpr(4));
   ASSIGN_OR_RETURN(Expr prefill_arena, ArenaBytes(*prefill));
   ASSIGN_OR_RETURN(Expr decode_arena, ArenaBytes(*decode));
@@ -582,7 +604,7 @@ absl::StatusOr<LoweredModel> LowerToKernels(const ir::Module& module, const gguf
   {
     // The runtime reads the next token of a greedy generation from
     // sampled_buffer after a prefill too: argmax of the last logits row,
-    // at byte (T - 1) * n_vocab * 4.
+    // at byte (T - 1) * n_vocab * 4 (0 with the last row alone).
     KernelSpec s;
     s.family = Family::kArgmax;
     s.rows = 1;
@@ -590,7 +612,7 @@ absl::StatusOr<LoweredModel> LowerToKernels(const ir::Module& module, const gguf
     const int64_t row = 4 * config.n_vocab;
     const std::vector<LaunchArg> scratch = ArgmaxScratch(ctx, io, s);
     RETURN_IF_ERROR(ctx.Launch(*m.mutable_prefill(), s,
-                               {{LaunchArg::kPointer, {io.logits, AffineT(row, -row)}, {}},
+                               {{LaunchArg::kPointer, {io.logits, last_logits ? ConstExpr(0) : AffineT(row, -row)}, {}},
                                 {LaunchArg::kPointer, {io.sampled, ConstExpr(0)}, {}}, scratch[0], scratch[1],
                                 {LaunchArg::kI32, {}, ConstExpr(config.n_vocab)}},
                                AffineT(1, 0)));

@@ -82,6 +82,15 @@ check "--schedules with the shipped sm_90 table gives the same bundle" \
 check "sm_90 kernels launch programmatically by default" grep -q "programmatic_launch: true" "$T/c_Q8_0.txt"
 check "--no-programmatic-launch: no programmatic launches" bash -c "! grep -q 'programmatic_launch: true' '$T/c_nopdl.txt'"
 check "--no-programmatic-launch: no griddepcontrol in the PTX" bash -c "grep -q 'ld.global' '$T/c_nopdl.kiln' && ! grep -q griddepcontrol '$T/c_nopdl.kiln'"
+"$KILNC" compile "$T/c_Q8_0.gguf" -o "$T/c_last.kiln" --prefill-logits last 2>/dev/null
+"$KILNC" inspect "$T/c_last.kiln" > "$T/c_last.txt"
+# The tiny vocabulary is 371 tokens: one f32 row is 1484 bytes.
+check "--prefill-logits last: the logits buffer holds one row" \
+  bash -c "grep -A2 'name: \"logits\"' '$T/c_last.txt' | grep -q 'bytes { constant: 1484 }' && ! grep -A2 'name: \"logits\"' '$T/c_Q8_0.txt' | grep -q 'bytes { constant: 1484 }'"
+check "--prefill-logits last: prefill runs the decode LM head matvec on one token" \
+  bash -c "awk '/^prefill \\{/,/^decode \\{/' '$T/c_last.txt' | grep -q 'matvec_q8_0p_371x256' && ! grep -q 'gemm_q8_0p_371x256' '$T/c_last.txt' && grep -q 'gemm_q8_0p_371x256' '$T/c_Q8_0.txt'"
+expect_error "--prefill-logits of an unknown kind" "expected all or last" \
+  "$KILNC" compile "$T/c_Q8_0.gguf" -o "$T/x.kiln" --prefill-logits first
 expect_error "--schedules for another target" "is not a table for target sm_90" \
   "$KILNC" compile "$T/c_Q8_0.gguf" -o "$T/x.kiln" --schedules "$SCHED/sm_89.txtpb"
 expect_error "--schedules that does not exist" "cannot open $T/none.txtpb" \

@@ -1,5 +1,6 @@
 // The ops pack-weights uses: q8_0_split, q6_k_split and the planar 3-operand matmul,
-// concat_rows, interleave_rows, slice, swiglu; their shape errors; arena.
+// concat_rows, interleave_rows, slice, swiglu; last_row (a prefill's last-token
+// logits); their shape errors; arena.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -197,6 +198,29 @@ TEST(LayoutOps, SliceAndSwiglu) {
   }
 }
 
+TEST(LayoutOps, LastRowTakesTheLastToken) {
+  MemoryWeightSource ws;
+  auto m = Parse(R"(func @f(%x: f32[T, 2, 3], %i: i32[T, 2]) -> (f32[1, 2, 3], i32[1, 2]) {
+  %y = last_row(%x) : f32[1, 2, 3]
+  %j = last_row(%i) : i32[1, 2]
+  return(%y, %j)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  auto interp = Interpreter::Create(*m, ws, {.threads = 1});
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  for (int64_t t : {1, 4}) {
+    const std::vector<float> x = Normal(static_cast<size_t>(t * 6), 11, 3.0f);
+    std::vector<int32_t> ids(static_cast<size_t>(t * 2));
+    for (size_t k = 0; k < ids.size(); ++k) ids[k] = static_cast<int32_t>(100 + k);
+    auto out = RunF(**interp, "f", {F32({t, 2, 3}, x), HostTensor::FromInts(DType::kI32, {t, 2}, ids)});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{1, 2, 3}));
+    for (int k = 0; k < 6; ++k) EXPECT_EQ(out[0].floats()[k], x[(t - 1) * 6 + k]) << "T " << t;
+    EXPECT_EQ(out[1].ints(), (std::vector<int32_t>{ids[(t - 1) * 2], ids[(t - 1) * 2 + 1]})) << "T " << t;
+  }
+}
+
 TEST(LayoutOps, ShapeErrors) {
   const char* bad[] = {
       // scale plane of the wrong shape
@@ -215,6 +239,10 @@ TEST(LayoutOps, ShapeErrors) {
       "func @f(%x: f32[T, 8]) -> (f32[T, 4]) {\n  %y = slice(%x) {size = 4, start = 6} : f32[T, 4]\n  return(%y)\n}\n",
       // swiglu group not dividing half the width
       "func @f(%x: f32[T, 12]) -> (f32[T, 6]) {\n  %y = swiglu(%x) {group = 4} : f32[T, 6]\n  return(%y)\n}\n",
+      // last_row of a vector, and of a quantized matrix
+      "func @f(%x: f32[T]) -> (f32[1]) {\n  %y = last_row(%x) : f32[1]\n  return(%y)\n}\n",
+      "weight @a : q8_0[4, 32] = \"a\"\n"
+      "func @load() {\n  %r = last_row(@a) : q8_0[1, 32]\n  return()\n}\n",
       // q8_0_split of a non-q8_0 matrix
       "weight @a : q4_0[4, 32] = \"a\"\n"
       "func @load() {\n  %q, %d = q8_0_split(@a) : i8[4, 32], f16[4, 1]\n  return()\n}\n",

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/interpreter.h"
 #include "ir/printer.h"
@@ -75,6 +76,41 @@ TEST_P(GraphParity, InterpreterMatchesReference0_6B) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, GraphParity,
                          ::testing::Values(Recipe::kF16, Recipe::kBF16, Recipe::kQ8_0, Recipe::kQ4_0,
                                            Recipe::kQ6_K, Recipe::kQ4_K_M));
+
+// prefill_last_logits: prefill returns f32[1, V], exactly the last row of
+// the every-row logits (the final norm and LM head are per row), and leaves
+// the same cache behind (the next decode step agrees bit for bit).
+TEST(Qwen3Graph, PrefillLastLogitsAreTheLastRow) {
+  SynthOptions o;
+  o.recipe = Recipe::kQ8_0;
+  o.seed = 9;
+  auto f = SynthAndOpen(o, "l.gguf");
+  ASSERT_NE(f, nullptr);
+  const Qwen3Config c = *ReadQwen3Config(*f);
+  auto all = BuildQwen3Module(*f, c);
+  auto last = BuildQwen3Module(*f, c, {.prefill_last_logits = true});
+  ASSERT_TRUE(all.ok() && last.ok()) << last.status();
+  ASSERT_EQ((*last)->FindFunction("prefill")->result_types()[0].ToString(),
+            absl::StrCat("f32[1, ", c.n_vocab, "]"));
+  GgufWeightSource weights(*f);
+  auto a = ir::Interpreter::Create(**all, weights, {.max_context = 64, .threads = 2});
+  auto b = ir::Interpreter::Create(**last, weights, {.max_context = 64, .threads = 2});
+  ASSERT_TRUE(a.ok() && b.ok()) << b.status();
+  ASSERT_TRUE((*a)->Run("load", {}).ok() && (*b)->Run("load", {}).ok());
+  const std::vector<int32_t> prompt = {5, 17, 2, 99, 41, 8, 63};
+  auto pa = (*a)->Run("prefill", {Ids(prompt), Ids({0})});
+  auto pb = (*b)->Run("prefill", {Ids(prompt), Ids({0})});
+  ASSERT_TRUE(pa.ok() && pb.ok()) << pb.status();
+  const std::vector<float>& rows = (*pa)[0].floats();
+  ASSERT_EQ(rows.size(), prompt.size() * c.n_vocab);
+  const std::vector<float> want(rows.end() - c.n_vocab, rows.end());
+  EXPECT_EQ((*pb)[0].floats(), want);
+  const int32_t next = Argmax(want);
+  auto da = (*a)->Run("decode", {Ids({next}), Ids({static_cast<int32_t>(prompt.size())})});
+  auto db = (*b)->Run("decode", {Ids({next}), Ids({static_cast<int32_t>(prompt.size())})});
+  ASSERT_TRUE(da.ok() && db.ok());
+  EXPECT_EQ((*db)[0].floats(), (*da)[0].floats());
+}
 
 TEST(Qwen3Graph, UntiedUsesOutputWeightAndPrintsBindings) {
   SynthOptions o;

@@ -156,5 +156,54 @@ INSTANTIATE_TEST_SUITE_P(Recipes, FuseQwen3,
                                   (info.param.pack ? "_packed" : "_unpacked");
                          });
 
+// models::GraphOptions::prefill_last_logits: fuse takes the last_row into
+// the LM head's kernel (a one-token matvec on the full hidden state, the
+// final norm as its prologue), leaves none outside, and the prefill gives
+// the last row of the unfused every-row logits.
+TEST(FuseQwen3LastLogits, TheLastRowGoesIntoTheLmHeadMatvec) {
+  models::SynthOptions o;
+  o.recipe = models::Recipe::kQ8_0;
+  o.seed = 5;
+  auto f = models::SynthAndOpen(o, "m.gguf");
+  ASSERT_NE(f, nullptr);
+  models::Qwen3Config c = *models::ReadQwen3Config(*f);
+  auto ref_module = models::BuildQwen3Module(*f, c);
+  auto module = models::BuildQwen3Module(*f, c, {.prefill_last_logits = true});
+  ASSERT_TRUE(ref_module.ok() && module.ok()) << module.status();
+  ir::Module& m = **module;
+  PassContext ctx;
+  ASSERT_TRUE(PackWeightsPass().Run(m, ctx).ok());
+  ASSERT_TRUE(FusePass().Run(m, ctx).ok());
+  ASSERT_TRUE(SelectSchedulesPass().Run(m, ctx).ok());
+  ASSERT_TRUE(ir::Verify(m).ok()) << ir::Verify(m);
+  const ir::Op* head = nullptr;
+  for (const auto& op : m.FindFunction("prefill")->body().ops()) {
+    EXPECT_NE(op->kind(), ir::OpKind::kLastRow) << "left outside a kernel";
+    if (op->kind() != ir::OpKind::kKernel) continue;
+    ir::WalkOps(*op->region(), [&](const ir::Op* inner) {
+      if (inner->kind() == ir::OpKind::kLastRow) head = op.get();
+    });
+  }
+  ASSERT_NE(head, nullptr) << ir::PrintModule(m);
+  EXPECT_EQ(head->attr("family")->string_value(), "matvec");
+  std::vector<ir::OpKind> kinds;
+  for (const auto& inner : head->region()->ops()) kinds.push_back(inner->kind());
+  EXPECT_EQ(kinds, (std::vector<ir::OpKind>{ir::OpKind::kLastRow, ir::OpKind::kRmsNorm, ir::OpKind::kMatMul,
+                                            ir::OpKind::kYield}));
+
+  models::GgufWeightSource weights(*f);
+  auto want = ir::Interpreter::Create(**ref_module, weights, {.max_context = 64, .threads = 2});
+  auto got = ir::Interpreter::Create(m, weights, {.max_context = 64, .threads = 2});
+  ASSERT_TRUE(want.ok() && got.ok()) << got.status();
+  ASSERT_TRUE((*want)->Run("load", {}).ok() && (*got)->Run("load", {}).ok());
+  const std::vector<int32_t> prompt = {3, 14, 15, 92, 65, 35, 89, 79};
+  auto a = (*want)->Run("prefill", {Ids(prompt), Ids({0})});
+  auto b = (*got)->Run("prefill", {Ids(prompt), Ids({0})});
+  ASSERT_TRUE(a.ok() && b.ok()) << b.status();
+  const std::vector<float>& rows = (*a)[0].floats();
+  ASSERT_EQ((*b)[0].floats().size(), size_t(c.n_vocab));
+  EXPECT_LE(RelErr((*b)[0].floats(), std::vector<float>(rows.end() - c.n_vocab, rows.end())), 1e-5);
+}
+
 }  // namespace
 }  // namespace kiln::passes
