@@ -131,7 +131,9 @@ absl::Status EvalSlice(EvalContext& ctx) {
 
 absl::Status EvalLastRow(EvalContext& ctx) {
   const HostTensor& x = *ctx.operands[0];
-  const int64_t n = x.dims().front(), each = x.num_elements() / n;
+  const int64_t n = x.dims().front();
+  if (n < 1) return absl::InvalidArgumentError("last_row of no rows");
+  const int64_t each = x.num_elements() / n;
   HostTensor& y = ctx.Output(0);
   if (x.storage() == HostTensor::Storage::kFloat) {
     std::copy_n(x.floats().begin() + (n - 1) * each, each, y.floats().begin());

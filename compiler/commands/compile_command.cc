@@ -52,10 +52,10 @@ weight data: the bundle binds to the GGUF's tensors by name, type and shape.
   --prefill-logits all   all (default): a prefill computes the logits of every
                          prompt token (what --dump-logits reads); last: of its
                          last token only, the one generation samples from (the
-                         final norm and LM head on one row: a 512-token 8B
-                         prefill skips ~8 ms, and the logits buffer holds one
-                         row; --dump-logits then feeds the prompt a token at a
-                         time)
+                         final norm and LM head on one row, where the 8B's
+                         512-token prefill spends ~8 ms on all rows; not yet
+                         measured on a GPU; the logits buffer holds one row,
+                         and --dump-logits feeds the prompt a token at a time)
   --no-programmatic-launch  no programmatic dependent launch (griddepcontrol) on sm_90:
                          each kernel starts only after the previous one has ended
                          (slower; for isolating launch-overlap effects)

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -81,6 +82,16 @@ absl::StatusOr<ReadBuffer> PrepareReadBuffer(const cuda::Context& ctx, const Pro
 // and `kiln profile --attribution` read. Members in that order, so the
 // buffer goes before its context.
 struct ReadRing {
+  ReadRing() = default;
+  ReadRing(ReadRing&&) = default;
+  // The old buffer goes before the old context (members assign in order).
+  ReadRing& operator=(ReadRing&& other) noexcept {
+    buffer = ReadBuffer{};
+    ctx = std::move(other.ctx);
+    buffer = std::move(other.buffer);
+    return *this;
+  }
+
   std::unique_ptr<cuda::Context> ctx;
   ReadBuffer buffer;
 };

@@ -37,15 +37,27 @@ fi
 echo "greedy tokens identical over 32 steps"
 # --prefill-logits last: each prefill chunk computes its last token's logits
 # only (a one-token matvec on that row). Generation reads nothing else, so
-# the greedy tokens stay the reference's; with --dump-logits the runtime
-# feeds the prompt a token at a time instead, and those rows match too.
+# the greedy tokens stay the reference's. Sampling reads that row's values:
+# seeded, it draws what the every-row bundle draws (only the first draw
+# reads the prefill's row; the rest run the same decode plan). With
+# --dump-logits the runtime feeds the prompt a token at a time instead:
+# those rows, up to the first generated token's (later ones follow this
+# run's own tokens), match the reference.
 "$BIN/kilnc" compile "$W/m.gguf" -o "$W/last.kiln" --prefill-logits last >/dev/null
 "$BIN/kiln" run -b "$W/last.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX > "$W/last.txt"
 if ! diff <(tail -n 1 "$W/last.txt") <(tail -n 1 "$W/cpu.txt"); then
   echo "--prefill-logits last: greedy tokens differ from the CPU reference"
   exit 1
 fi
+for B in m last; do
+  "$BIN/kiln" run -b "$W/$B.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 4 --ignore-eos -c $CTX \
+    --temp 1 --top-k 0 --seed 11 > "$W/sampled-$B.txt" 2>/dev/null
+done
+if ! diff <(tail -n 1 "$W/sampled-m.txt") <(tail -n 1 "$W/sampled-last.txt"); then
+  echo "--prefill-logits last: seeded sampling draws other tokens than the every-row bundle"
+  exit 1
+fi
 "$BIN/kiln" run -b "$W/last.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX \
   --dump-logits "$W/last.npy" > /dev/null
-python3 "$HERE/compare_logits.py" "$W/last.npy" "$W/cpu.npy" "$BOUND"
-echo "--prefill-logits last: greedy tokens identical, logits rows token by token within the bound"
+python3 "$HERE/compare_logits.py" "$W/last.npy" "$W/cpu.npy" "$BOUND" 0 $((NPROMPT + 1))
+echo "--prefill-logits last: greedy tokens identical, seeded draws identical, logits rows token by token within the bound"
