@@ -2,7 +2,8 @@
 # A/B of compiler variants on the GPU host: the 8B model of each TYPE
 # (synthesized once, seed 1) compiled by each variant's kilnc, with its
 # schedule table if given, or a bundle compiled elsewhere; then `kiln bench`
-# (one line per variant and depth, with the launch floor; the JSON is kept)
+# (one line per variant and depth, with the launch floor, then its prefill
+# lengths and time to first token; the JSON is kept)
 # and `kiln profile`. KILN_AB_ROUNDS rounds, each benching every type's
 # variants in turn, so drift of the GPU shows as disagreement between rounds
 # and a time limit that cuts the run short leaves every type measured.
@@ -68,6 +69,12 @@ for r in d.get("decode", []):
         sys.argv[2], sys.argv[3], r["depth"], r["tok_per_s"], r["ms_per_token"], r["probe_percent"],
         d.get("probe_gb_per_s", 0),
         ", floor %.3f ms (step at %.1f %%)" % (floor, r["launch_floor_percent"]) if floor else ""))
+for r in d.get("prefill", []):
+    print("%-7s %-12s prefill %5d tokens: %8.2f ms %7.0f tok/s" % (sys.argv[2], sys.argv[3], r["tokens"], r["ms"],
+                                                                  r["tok_per_s"]))
+if d.get("ttft_prompt_tokens"):
+    print("%-7s %-12s time to first token, %d-token prompt: first request %.2f ms, second %.2f ms" % (
+        sys.argv[2], sys.argv[3], d["ttft_prompt_tokens"], d["first_ttft_ms"], d["second_ttft_ms"]))
 PY
     done
   done
