@@ -83,12 +83,14 @@ check "sm_90 kernels launch programmatically by default" grep -q "programmatic_l
 check "--no-programmatic-launch: no programmatic launches" bash -c "! grep -q 'programmatic_launch: true' '$T/c_nopdl.txt'"
 check "--no-programmatic-launch: no griddepcontrol in the PTX" bash -c "grep -q 'ld.global' '$T/c_nopdl.kiln' && ! grep -q griddepcontrol '$T/c_nopdl.kiln'"
 "$KILNC" compile "$T/c_Q8_0.gguf" -o "$T/c_last.kiln" --prefill-logits last 2>/dev/null
-"$KILNC" inspect "$T/c_last.kiln" > "$T/c_last.txt"
+"$KILNC" compile "$T/c_Q8_0.gguf" -o "$T/c_all.kiln" --prefill-logits all 2>/dev/null
+"$KILNC" inspect "$T/c_all.kiln" > "$T/c_all.txt"
+check "--prefill-logits last is the default" cmp -s "$T/c_last.kiln" "$T/c_Q8_0.kiln"
 # The tiny vocabulary is 371 tokens: one f32 row is 1484 bytes.
-check "--prefill-logits last: the logits buffer holds one row" \
-  bash -c "grep -A2 'name: \"logits\"' '$T/c_last.txt' | grep -q 'bytes { constant: 1484 }' && ! grep -A2 'name: \"logits\"' '$T/c_Q8_0.txt' | grep -q 'bytes { constant: 1484 }'"
-check "--prefill-logits last: prefill runs the decode LM head matvec on one token" \
-  bash -c "awk '/^prefill \\{/,/^decode \\{/' '$T/c_last.txt' | grep -q 'matvec_q8_0p_371x256' && ! grep -q 'gemm_q8_0p_371x256' '$T/c_last.txt' && grep -q 'gemm_q8_0p_371x256' '$T/c_Q8_0.txt'"
+check "--prefill-logits last: the logits buffer holds one row; all: more" \
+  bash -c "grep -A2 'name: \"logits\"' '$T/c_Q8_0.txt' | grep -q 'bytes { constant: 1484 }' && ! grep -A2 'name: \"logits\"' '$T/c_all.txt' | grep -q 'bytes { constant: 1484 }'"
+check "--prefill-logits last: prefill runs the decode LM head matvec on one token; all: a GEMM" \
+  bash -c "awk '/^prefill \\{/,/^decode \\{/' '$T/c_Q8_0.txt' | grep -q 'matvec_q8_0p_371x256' && ! grep -q 'gemm_q8_0p_371x256' '$T/c_Q8_0.txt' && grep -q 'gemm_q8_0p_371x256' '$T/c_all.txt'"
 expect_error "--prefill-logits of an unknown kind" "expected all or last" \
   "$KILNC" compile "$T/c_Q8_0.gguf" -o "$T/x.kiln" --prefill-logits first
 expect_error "--schedules for another target" "is not a table for target sm_90" \

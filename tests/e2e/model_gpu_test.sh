@@ -2,8 +2,8 @@
 # Whole-model check on the GPU (label gpu): for a preset and weight type,
 # synthesize, compile, run with kiln, and compare every logits row with the
 # CPU reference (fp16 KV cache like the GPU) — at prefill and at decode steps
-# deep into the context — and the greedy tokens over 32 steps; then the same
-# model compiled with --prefill-logits last.
+# deep into the context — and the greedy tokens over 32 steps, on a bundle
+# compiled with --prefill-logits all; then the default bundle (last).
 # usage: model_gpu_test.sh PRESET TYPE PROMPT_TOKENS BOUND
 set -euo pipefail
 PRESET=$1 TYPE=$2 NPROMPT=$3 BOUND=$4
@@ -13,7 +13,7 @@ BIN=${KILN_BIN_DIR:-$HERE}  # staged GPU runs keep the binaries beside this scri
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 "$BIN/kilnc" synth --preset "$PRESET" --type "$TYPE" --seed 7 -o "$W/m.gguf"
-"$BIN/kilnc" compile "$W/m.gguf" -o "$W/m.kiln" >/dev/null
+"$BIN/kilnc" compile "$W/m.gguf" -o "$W/m.kiln" --prefill-logits all >/dev/null
 TOKENS=$(python3 -c "import random; r=random.Random(3); print(','.join(str(r.randrange(0, 300)) for _ in range($NPROMPT)))")
 CTX=$((NPROMPT + 40))
 "$BIN/kiln" run -b "$W/m.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX \
@@ -35,7 +35,7 @@ if ! diff <(tail -n 1 "$W/gpu.txt") <(tail -n 1 "$W/cpu.txt"); then
   exit 1
 fi
 echo "greedy tokens identical over 32 steps"
-# --prefill-logits last: each prefill chunk computes its last token's logits
+# --prefill-logits last (the default): each prefill chunk computes its last token's logits
 # only (a one-token matvec on that row). Generation reads nothing else, so
 # the greedy tokens stay the reference's. Sampling reads that row's values:
 # seeded, it draws what the every-row bundle draws (only the first draw
@@ -43,7 +43,7 @@ echo "greedy tokens identical over 32 steps"
 # --dump-logits the runtime feeds the prompt a token at a time instead:
 # those rows, up to the first generated token's (later ones follow this
 # run's own tokens), match the reference.
-"$BIN/kilnc" compile "$W/m.gguf" -o "$W/last.kiln" --prefill-logits last >/dev/null
+"$BIN/kilnc" compile "$W/m.gguf" -o "$W/last.kiln" >/dev/null
 "$BIN/kiln" run -b "$W/last.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX > "$W/last.txt"
 if ! diff <(tail -n 1 "$W/last.txt") <(tail -n 1 "$W/cpu.txt"); then
   echo "--prefill-logits last: greedy tokens differ from the CPU reference"
