@@ -18,6 +18,7 @@ struct BundleOptions {
   int64_t max_prefill_tokens = 512;
   bool cubin = true;              // assemble with ptxas when it is installed
   bool programmatic_launch = true;  // where the target has griddepcontrol (sm_90)
+  bool concurrent_launches = true;  // LowerOptions::concurrent_launches
 };
 
 struct BundleSummary {

@@ -183,6 +183,9 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const Manifest& m, co
 
   ASSIGN_OR_RETURN(e->stream_, cuda::Stream::Create(*e->ctx_));
   ASSIGN_OR_RETURN(e->done_, cuda::Event::Create(*e->ctx_));
+  ASSIGN_OR_RETURN(e->side_stream_, cuda::Stream::Create(*e->ctx_));
+  ASSIGN_OR_RETURN(e->fork_, cuda::Event::Create(*e->ctx_));
+  ASSIGN_OR_RETURN(e->join_, cuda::Event::Create(*e->ctx_));
   auto t0 = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(e->LoadKernels(sections));
   RETURN_IF_ERROR(e->PreparePlans());
@@ -352,7 +355,7 @@ absl::Status Executor::UploadTensors(const gguf::GgufFile& file) {
   return absl::OkStatus();
 }
 
-absl::Status Executor::LaunchOne(const PreparedLaunch& pl, const ExprEnv& env) {
+absl::Status Executor::LaunchOne(const PreparedLaunch& pl, const ExprEnv& env, const cuda::Stream& stream) {
   const Launch& l = *pl.launch;
   cuda::LaunchConfig config = pl.config;
   const Expr* grid[3] = {&l.grid_x(), &l.grid_y(), &l.grid_z()};
@@ -384,16 +387,30 @@ absl::Status Executor::LaunchOne(const PreparedLaunch& pl, const ExprEnv& env) {
     params[i] = &slots[i];
   }
   ++counters_.launches;
-  return stream_->Launch(*pl.function, config, params);
+  return stream.Launch(*pl.function, config, params);
 }
 
 absl::Status Executor::RunPlan(const Plan& plan, const ExprEnv& env, const LaunchSwap* swap) {
+  bool joining = false;  // the side stream has a launch the one after this main one waits for
   for (size_t i = 0; i < plan.launches.size(); ++i) {
     const PreparedLaunch& pl = plan.launches[i];
+    // A launch beside the next forks the side stream off everything queued
+    // so far and records where it ends; the main stream waits for that
+    // after its next launch (validated: never the last, never paired twice).
+    const bool beside = pl.launch->beside_next();
+    const cuda::Stream& stream = beside ? *side_stream_ : *stream_;
+    absl::Status s;
+    if (beside) {
+      s.Update(fork_->Record(*stream_));
+      s.Update(side_stream_->WaitEvent(*fork_));
+    }
     absl::StatusOr<bool> swapped = false;
-    if (swap != nullptr) swapped = (*swap)(static_cast<int>(i), *stream_);
-    absl::Status s = !swapped.ok() ? swapped.status() : *swapped ? absl::OkStatus() : LaunchOne(pl, env);
+    if (s.ok() && swap != nullptr) swapped = (*swap)(static_cast<int>(i), stream);
+    if (s.ok()) s = !swapped.ok() ? swapped.status() : *swapped ? absl::OkStatus() : LaunchOne(pl, env, stream);
+    if (s.ok() && beside) s = join_->Record(*side_stream_);
+    if (s.ok() && !beside && joining) s = stream_->WaitEvent(*join_);
     if (!s.ok()) return WithContext(s, absl::StrFormat("%s at T=%d P=%d", pl.what, env.t, env.p));
+    joining = beside;
   }
   return absl::OkStatus();
 }
@@ -638,7 +655,7 @@ absl::Status Executor::RunPlanTimed(const Plan& plan, const ExprEnv& env) {
   RETURN_IF_ERROR(stream_->Launch(hold_, cuda::LaunchConfig{}, params));
   for (size_t i = 0; i < n; ++i) {
     RETURN_IF_ERROR(timing_[i]->Record(*stream_));
-    absl::Status s = LaunchOne(plan.launches[i], env);
+    absl::Status s = LaunchOne(plan.launches[i], env, *stream_);
     if (!s.ok()) return WithContext(s, absl::StrFormat("%s at T=%d P=%d", plan.launches[i].what, env.t, env.p));
   }
   return timing_[n]->Record(*stream_);

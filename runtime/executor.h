@@ -104,7 +104,8 @@ class Executor {
   // For `kiln profile --attribution`: captures a second decode graph,
   // asking `swap` about each launch of the decode plan in order (its
   // index). Where swap returns true it has enqueued work of its own on
-  // `stream` in that launch's place, and the plan's kernel is left out;
+  // `stream` in that launch's place (the side stream for a launch beside
+  // the next), and the plan's kernel is left out;
   // what it enqueues (buffers, modules) must outlive the swapped graph.
   // Until the next call, Decode replays that graph: the timing is real, the
   // outputs are not (what a left-out kernel writes keeps its last value).
@@ -135,10 +136,12 @@ class Executor {
   // `swap` (decode captures only) as SwapDecodeLaunches says.
   absl::Status RunPlan(const Plan& plan, const ExprEnv& env, const LaunchSwap* swap = nullptr);
   // Queues kiln_hold, then the plan with timing_[i] recorded before launch i
-  // and timing_[n] after the last; FinishProfiled reads the spans.
+  // and timing_[n] after the last; FinishProfiled reads the spans. Every
+  // launch runs on the main stream, also one beside the next (Launch.beside_next),
+  // so each span is one kernel's.
   absl::Status RunPlanTimed(const Plan& plan, const ExprEnv& env);
   absl::StatusOr<ProfiledStep> FinishProfiled(const Plan& plan, int64_t tokens, const std::string& what);
-  absl::Status LaunchOne(const PreparedLaunch& launch, const ExprEnv& env);
+  absl::Status LaunchOne(const PreparedLaunch& launch, const ExprEnv& env, const cuda::Stream& stream);
   absl::Status Warm();
   // The decode plan and the step advance as an instantiated graph.
   absl::StatusOr<std::unique_ptr<cuda::Graph>> CaptureDecode(const LaunchSwap* swap = nullptr);
@@ -178,6 +181,10 @@ class Executor {
   cuda::Function hold_;                        // kiln_hold, before a profiled plan
   std::unique_ptr<cuda::Stream> stream_;
   std::unique_ptr<cuda::Event> done_;
+  // Launches beside the next (Launch.beside_next) run on side_stream_,
+  // after fork_ (recorded on stream_); stream_ waits for join_.
+  std::unique_ptr<cuda::Stream> side_stream_;
+  std::unique_ptr<cuda::Event> fork_, join_;
   std::vector<cuda::DeviceBuffer> buffers_;  // per Manifest.buffers
   std::vector<CUdeviceptr> buffer_ptrs_;     // aligned base of each buffer (0 when not allocated)
   cuda::HostBuffer io_;                      // pinned: tokens, position, argmax, one logits row

@@ -26,6 +26,8 @@ ABSL_FLAG(std::string, target, "sm_90", "GPU target (schedule tables)");
 ABSL_FLAG(std::string, schedules, "", "schedule table (.txtpb) to use instead of the built-in one");
 ABSL_FLAG(std::string, prefill_logits, "last",
           "last: a prefill leaves the logits of its last token only; all: of every prompt token");
+ABSL_FLAG(bool, no_concurrent_launches, false,
+          "run every decode launch on one stream, none beside another (independent q/k/v projections)");
 ABSL_FLAG(bool, no_programmatic_launch, false,
           "emit no griddepcontrol: each kernel starts after the previous one ends (sm_90)");
 
@@ -57,6 +59,10 @@ weight data: the bundle binds to the GGUF's tensors by name, type and shape.
                          --dump-logits feeds the prompt a token at a time);
                          all: the logits of every prompt token, which a
                          prefill's --dump-logits reads in one pass
+  --no-concurrent-launches  decode runs every launch after the previous one
+                         on one stream; by default a layer's q/k/v projections
+                         that could not be packed into one matvec (a V of
+                         another weight type, as in Q4_K_M) run side by side
   --no-programmatic-launch  no programmatic dependent launch (griddepcontrol) on sm_90:
                          each kernel starts only after the previous one has ended
                          (slower; for isolating launch-overlap effects)
@@ -120,6 +126,7 @@ int RunCompile(const std::vector<std::string>& args) {
   bo.target = target;
   bo.dump_dir = po.dump_dir;
   bo.programmatic_launch = !absl::GetFlag(FLAGS_no_programmatic_launch);
+  bo.concurrent_launches = !absl::GetFlag(FLAGS_no_concurrent_launches);
   auto done = CompileBundle(**module, **file, *config, bo, output);
   if (!done.ok()) return Fail("compile", done.status());
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

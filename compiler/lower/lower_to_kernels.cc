@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/lower/beside_launches.h"
 #include "compiler/lower/lower_load.h"
 #include "compiler/lower/lowering_context.h"
 #include "ir/printer.h"
@@ -117,6 +118,9 @@ class StepLowering {
     for (const auto& op : ops) RETURN_IF_ERROR(Lower(*op));
     return absl::OkStatus();
   }
+
+  // Decode: the launches of q/k/v projections computed apart (see MatMul).
+  const std::vector<int>& qkv_part_launches() const { return qkv_part_launches_; }
 
  private:
   // Reshapes are views: the storage is their root's.
@@ -279,6 +283,10 @@ class StepLowering {
                          {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens), Ptr(extra)}, tokens);
     }
     if (one_token) s.matvec.max_tokens = 1;
+    // A q/k/v part (PlaceQkvParts): it writes its rows of the qkv scratch
+    // alone, and reads none of it.
+    if (decode_ && io_.qkv_scratch != UINT32_MAX && out.buffer == io_.qkv_scratch)
+      qkv_part_launches_.push_back(plan_.launches_size());
     return ctx_.Launch(plan_, s, {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens)}, tokens);
   }
 
@@ -523,6 +531,7 @@ class StepLowering {
   bool decode_;
   Expr t_;
   absl::flat_hash_map<const Value*, Location> where_, fixed_;
+  std::vector<int> qkv_part_launches_;
 };
 
 absl::StatusOr<Expr> ArenaBytes(const ir::Function& f) {
@@ -618,7 +627,10 @@ absl::StatusOr<LoweredModel> LowerToKernels(const ir::Module& module, const gguf
                                AffineT(1, 0)));
   }
   m.mutable_decode()->set_max_tokens(1);
-  RETURN_IF_ERROR(StepLowering(*decode, ctx, io, config, *m.mutable_decode(), true).Run());
+  StepLowering decode_lowering(*decode, ctx, io, config, *m.mutable_decode(), true);
+  RETURN_IF_ERROR(decode_lowering.Run());
+  if (options.concurrent_launches)
+    RETURN_IF_ERROR(PairBesideLaunches(m, *m.mutable_decode(), decode_lowering.qkv_part_launches()));
   RETURN_IF_ERROR(LowerLoad(*load, ctx, *m.mutable_load()));
 
   LoweredModel out;

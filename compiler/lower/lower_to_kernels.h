@@ -26,6 +26,9 @@ struct LowerOptions {
   // Programmatic dependent launch where the target has it (sm_90); false:
   // no griddepcontrol, every kernel starts after the previous one ends.
   bool programmatic_launch = true;
+  // Independent neighbours of the decode plan run side by side
+  // (beside_launches.h); false: one after another on one stream.
+  bool concurrent_launches = true;
 };
 
 struct LoweredModel {

@@ -355,6 +355,11 @@ absl::Status ValidatePlan(const Facts& f, const Plan& plan, absl::string_view pl
       RETURN_IF_ERROR(
           ValidateArg(f, l.args(j), k.params(j), after_load, max_env,
                       absl::StrCat(what, ": arg ", j, " ('", k.params(j).name(), "')")));
+    if (l.beside_next() && i + 1 == plan.launches_size())
+      return Invalid(what, ": runs beside the next launch, but it is the plan's last");
+    if (l.beside_next() && i > 0 && plan.launches(i - 1).beside_next())
+      return Invalid(what, ": runs beside the next launch, but launch ", i - 1,
+                     " already runs beside this one");
   }
   return absl::OkStatus();
 }

@@ -403,6 +403,11 @@ absl::Status Stream::Memset(CUdeviceptr dst, uint8_t value, uint64_t bytes) cons
   return absl::OkStatus();
 }
 
+absl::Status Stream::WaitEvent(const Event& event) const {
+  CU_RETURN_IF_ERROR(api_->cuStreamWaitEvent(stream_, event.handle(), 0));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<Graph>> Stream::Capture(absl::FunctionRef<absl::Status()> body) const {
   CU_RETURN_IF_ERROR(api_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
   absl::Status body_status = body();

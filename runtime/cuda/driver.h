@@ -57,6 +57,7 @@ namespace kiln::runtime::cuda {
   X(cuStreamDestroy, 4000)                \
   X(cuStreamSynchronize, 2000)            \
   X(cuStreamQuery, 2000)                  \
+  X(cuStreamWaitEvent, 3020)              \
   X(cuEventCreate, 2000)                  \
   X(cuEventDestroy, 4000)                 \
   X(cuEventRecord, 2000)                  \
@@ -274,6 +275,7 @@ struct LaunchConfig {
   bool programmatic = false;
 };
 
+class Event;
 class Graph;
 
 // A non-blocking stream (never synchronizes with the legacy NULL stream).
@@ -296,6 +298,10 @@ class Stream {
   absl::Status CopyToHost(void* dst, CUdeviceptr src, uint64_t bytes) const;
   absl::Status CopyDeviceToDevice(CUdeviceptr dst, CUdeviceptr src, uint64_t bytes) const;
   absl::Status Memset(CUdeviceptr dst, uint8_t value, uint64_t bytes) const;
+  // cuStreamWaitEvent: work enqueued here after this call starts only once
+  // the work recorded in `event` has completed (under capture: a graph
+  // edge, which also brings a second stream into the capture).
+  absl::Status WaitEvent(const Event& event) const;
 
   // Captures everything `body` enqueues on this stream into a graph
   // (thread-local capture mode, spec §5). The capture is always ended, also

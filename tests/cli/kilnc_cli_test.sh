@@ -55,6 +55,12 @@ check "Q8_0 weights are packed at load" grep -q "pack_q8_0" "$T/c_Q8_0.txt"
 # prefill copies them into the qkv rows, decode writes them there directly.
 check "prefill assembles split q/k/v with copies" \
   bash -c "awk '/^prefill \\{/,/^decode \\{/' '$T/c_Q4_K_M.txt' | grep -q 'copy_rows'"
+# Decode runs such a layer's Q6_K V matvec beside its Q4_K q/k matvec: the
+# smaller first, marked beside_next; --no-concurrent-launches: none.
+check "decode runs a split layer's V projection beside its q/k projection" \
+  bash -c "awk '/^decode \\{/,0' '$T/c_Q4_K_M.txt' | grep -A14 'matvec_q6_kp_128x256' | grep -q 'beside_next: true'"
+check "--no-concurrent-launches: no launch beside another" \
+  bash -c "'$KILNC' compile '$T/c_Q4_K_M.gguf' -o '$T/c_serial.kiln' --no-concurrent-launches 2>/dev/null && '$KILNC' inspect '$T/c_serial.kiln' | grep -q 'matvec_q6_kp_128x256' && ! '$KILNC' inspect '$T/c_serial.kiln' | grep -q beside_next"
 # Its Q6_K matrices are split into planes at load (q6_k_split) and read as
 # q6_kp, the tied LM head's too; embed keeps reading the table as stored.
 check "Q6_K matrices are packed planar at load" \

@@ -374,6 +374,23 @@ std::vector<Case> Cases() {
          *m.mutable_load()->mutable_launches(0)->mutable_grid_x() = MakeExpr(0, 1);
        },
        {"load launch 0 (kernel 'repack_q8_0'): grid_x = T is 0 at T=0"}},
+      {"BesideNextAccepted",
+       [](Manifest& m) {
+         *m.mutable_prefill()->add_launches() = PrefillStep(m);
+         PrefillStep(m).set_beside_next(true);
+       },
+       {}},
+      {"BesideNextOnTheLastLaunch",
+       [](Manifest& m) { DecodeStep(m).set_beside_next(true); },
+       {"decode launch 0 (kernel 'tiny_step'): runs beside the next launch, but it is the plan's last"}},
+      {"BesideNextChained",
+       [](Manifest& m) {
+         for (int i = 0; i < 2; ++i) *m.mutable_prefill()->add_launches() = PrefillStep(m);
+         m.mutable_prefill()->mutable_launches(0)->set_beside_next(true);
+         m.mutable_prefill()->mutable_launches(1)->set_beside_next(true);
+       },
+       {"prefill launch 1 (kernel 'tiny_step'): runs beside the next launch, but launch 0 already runs "
+        "beside this one"}},
       {"TooFewArgs",
        [](Manifest& m) { PrefillStep(m).mutable_args()->RemoveLast(); },
        {"prefill launch 0 (kernel 'tiny_step'): 8 args for 9 params"}},
