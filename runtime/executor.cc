@@ -403,9 +403,6 @@ absl::Status Executor::RunPlan(const Plan& plan, const ExprEnv& env, const Launc
     if (beside) {
       s.Update(fork_->Record(*stream_));
       s.Update(side_stream_->WaitEvent(*fork_));
-      // Captured, a kernel that waits with griddepcontrol.wait may start
-      // early on the side stream too, as it would on the main stream.
-      if (s.ok() && pl.config.programmatic) s = side_stream_->MakeCaptureDependenciesProgrammatic();
     }
     absl::StatusOr<bool> swapped = false;
     if (s.ok() && swap != nullptr) swapped = (*swap)(static_cast<int>(i), stream);

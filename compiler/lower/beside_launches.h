@@ -18,9 +18,10 @@ namespace kiln::compiler {
 // `parts`: indices into plan.launches of the decode's q/k/v projection
 // matvecs (each writes only its rows of the qkv scratch and reads no
 // qkv scratch). Each two adjacent ones become a pair: the one reading fewer
-// weight bytes (Kernel.bytes_read) goes first, beside the next: the main
-// stream's launch is the one whose end the launch after it can overlap
-// (programmatic launch), while the side stream's only joins it.
+// weight bytes (Kernel.bytes_read) goes first, beside the next, since a
+// launch on the side stream starts only after everything before it has
+// completed (no programmatic launch), and the larger keeps its early start
+// on the main stream.
 absl::Status PairBesideLaunches(const runtime::Manifest& manifest, runtime::Plan& plan, std::vector<int> parts);
 
 }  // namespace kiln::compiler

@@ -408,35 +408,6 @@ absl::Status Stream::WaitEvent(const Event& event) const {
   return absl::OkStatus();
 }
 
-absl::Status Stream::MakeCaptureDependenciesProgrammatic() const {
-  if (!pdl_) return absl::OkStatus();
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  cuuint64_t id = 0;
-  CUgraph graph = nullptr;
-  const CUgraphNode* deps = nullptr;
-  const CUgraphEdgeData* edges = nullptr;
-  size_t n = 0;
-  CU_RETURN_IF_ERROR(api_->cuStreamGetCaptureInfo(stream_, &status, &id, &graph, &deps, &edges, &n));
-  if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || n == 0) return absl::OkStatus();
-  std::vector<CUgraphNode> nodes(deps, deps + n);
-  std::vector<CUgraphEdgeData> data(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (edges != nullptr) {
-      data[i] = edges[i];
-    } else {
-      std::memset(&data[i], 0, sizeof(data[i]));
-    }
-    CUgraphNodeType type;
-    CU_RETURN_IF_ERROR(api_->cuGraphNodeGetType(nodes[i], &type));
-    if (type != CU_GRAPH_NODE_TYPE_KERNEL) continue;
-    data[i].from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
-    data[i].type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-  }
-  CU_RETURN_IF_ERROR(api_->cuStreamUpdateCaptureDependencies(stream_, nodes.data(), data.data(), n,
-                                                             CU_STREAM_SET_CAPTURE_DEPENDENCIES));
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::unique_ptr<Graph>> Stream::Capture(absl::FunctionRef<absl::Status()> body) const {
   CU_RETURN_IF_ERROR(api_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
   absl::Status body_status = body();

@@ -58,9 +58,6 @@ namespace kiln::runtime::cuda {
   X(cuStreamSynchronize, 2000)            \
   X(cuStreamQuery, 2000)                  \
   X(cuStreamWaitEvent, 3020)              \
-  X(cuStreamGetCaptureInfo, 12030)        \
-  X(cuStreamUpdateCaptureDependencies, 12030) \
-  X(cuGraphNodeGetType, 10000)            \
   X(cuEventCreate, 2000)                  \
   X(cuEventDestroy, 4000)                 \
   X(cuEventRecord, 2000)                  \
@@ -305,13 +302,6 @@ class Stream {
   // the work recorded in `event` has completed (under capture: a graph
   // edge, which also brings a second stream into the capture).
   absl::Status WaitEvent(const Event& event) const;
-  // Under capture, on sm_90: turns this stream's dependencies on kernel
-  // nodes into programmatic edges (CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC),
-  // so the next kernel captured here may start once those kernels have
-  // released their dependents, as a programmatic launch after them in one
-  // stream does; that kernel must griddepcontrol.wait before reading what
-  // they wrote. Outside a capture, or below sm_90: nothing.
-  absl::Status MakeCaptureDependenciesProgrammatic() const;
 
   // Captures everything `body` enqueues on this stream into a graph
   // (thread-local capture mode, spec §5). The capture is always ended, also
