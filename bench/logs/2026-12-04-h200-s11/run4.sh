@@ -3,12 +3,13 @@
 # The decode attention's shortest split for the 8B (min_split_positions:
 # shipped 64; attn/ms128, attn/ms256): up to that many positions one block a
 # KV head does the whole context with no record, counter or merge. kiln
-# bench's depth 0 runs positions 64-127, where the shipped entry uses two
-# splits and the merge. Both 8B models, two rounds, depths 0 and
+# bench at depth 128 runs positions 128-191, where the shipped entry uses three
+# splits and the merge (depth 0, positions 0-63, is one split already). Both
+# 8B models, two rounds, depths 128 and
 # 4096; gpu_ab.sh also checks each variant's tokens and logits against
 # the shipped table's.
 A=bench/logs/2026-12-04-h200-s11/attn
-KILN_CALL_TESTS="" KILN_AB_ROUNDS=2 KILN_BENCH_ARGS="--prompt-lengths 64 --depths 0,4096 --steps 64" \
+KILN_CALL_TESTS="" KILN_AB_ROUNDS=2 KILN_BENCH_ARGS="--prompt-lengths 64 --depths 128,4096 --steps 64" \
   KILN_CALL_AB_TIMEOUT=470 bash tools/gpu_call.sh "Q8_0 Q4_K_M" base=%B/kilnc \
   ms128=%B/kilnc,"$A/ms128.txtpb" ms256=%B/kilnc,"$A/ms256.txtpb" > "$OUT/call.log" 2>&1
 cat "$OUT/ab.txt"
