@@ -13,3 +13,16 @@ KILN_CALL_TESTS="" KILN_AB_ROUNDS=2 KILN_BENCH_ARGS="--prompt-lengths 64 --depth
   KILN_CALL_AB_TIMEOUT=470 bash tools/gpu_call.sh "Q8_0 Q4_K_M" base=%B/kilnc \
   ms128=%B/kilnc,"$A/ms128.txtpb" ms256=%B/kilnc,"$A/ms256.txtpb" > "$OUT/call.log" 2>&1
 cat "$OUT/ab.txt"
+# The variants' decode attention past 64 positions against the shipped
+# table's: 200 prompt tokens fed one decode step each (the bundles keep
+# the last logits row only), every row's logits compared.
+B=/tmp/kiln-gpu/pkg/bin W=/tmp/kiln-gpu/ab
+TOKENS=$(python3 -c "import random; r=random.Random(5); print(','.join(str(r.randrange(0, 150000)) for _ in range(200)))")
+for V in base ms128 ms256; do
+  timeout 60 "$B/kiln" run -b "$W/8b-Q8_0-$V.kiln" -m "$W/8b-Q8_0.gguf" --tokens "$TOKENS" -n 8 --ignore-eos -c 256 \
+    --dump-logits "$W/long-$V.npy" > "$W/long-$V.txt" 2>&1
+done
+for V in ms128 ms256; do
+  echo "$V against base, 208 rows: $(python3 tests/e2e/compare_logits.py "$W/long-$V.npy" "$W/long-base.npy" 5e-3 2>&1 | tr '\n' ' ')" >> "$OUT/long.txt"
+done
+cat "$OUT/long.txt"
