@@ -87,7 +87,6 @@ void AddFields(const google::protobuf::Message& m, const std::string& family, At
     const google::protobuf::FieldDescriptor* f = d->field(i);
     const std::string& n = f->name();
     if (family == "attention_decode" && (n == "query_block" || n == "key_block" || n == "stage_keys")) continue;
-    if (family == "attention_prefill" && n == "stage_rows") continue;
     if (family == "attention_prefill" && (n == "split_positions" || n == "max_splits" || n == "min_split_positions" ||
                                           n == "blocks_per_sm" || n == "release_after_wait"))
       continue;

@@ -44,7 +44,6 @@
 //     up through shared memory).
 // Positions past max_splits*split_positions are not attended: the cache
 // capacity C must not exceed that product.
-#include <functional>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -115,18 +114,10 @@ std::vector<RopeAngle> LanePairAngles(KernelBuilder& kb, Rope& rope, Value* p, V
 // into k_cache row p and its value head as is into v_cache row p. Lanes
 // take the rotation pairs (i, i + D/2), i = lane + 32k, rotated by
 // angles[k] (LanePairAngles); the head's sum of squares is a butterfly.
-// `staged` (stage_rows): the key warp also writes the rotated key row into
-// staged.k_row where staged.k_on holds (the split's K tile) and the value
-// row into staged.v_row, and every thread waits for its cp.async copies
-// before the barrier. Ends with a barrier.
-struct StagedRows {
-  llvm::Value* k_row = nullptr;  // shared; nullptr: no staging
-  llvm::Value* k_on = nullptr;
-  llvm::Value* v_row = nullptr;  // shared
-};
+// Ends with a barrier.
 void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, Rope& rope, const std::vector<RopeAngle>& angles,
                    llvm::Value* q_s, llvm::Value* kvh, llvm::Value* with_key, llvm::Value* k_row,
-                   llvm::Value* v_row, llvm::Value* warp, llvm::Value* lane, const StagedRows& staged) {
+                   llvm::Value* v_row, llvm::Value* warp, llvm::Value* lane) {
   const KernelSpec& spec = kb.spec();
   auto& b = kb.b();
   const int G = plan.group, D = plan.head_dim, H2 = D / 2;
@@ -180,14 +171,6 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, Rope& rope, const 
               StoreCacheElement(kb, k_row, i1, o.second);
               StoreCacheElement(kb, v_row, i, v0[k]);
               StoreCacheElement(kb, v_row, i1, v1[k]);
-              if (staged.k_row != nullptr) {
-                kb.If(staged.k_on, [&] {
-                  StoreCacheElement(kb, staged.k_row, i, o.first);
-                  StoreCacheElement(kb, staged.k_row, i1, o.second);
-                });
-                StoreCacheElement(kb, staged.v_row, i, v0[k]);
-                StoreCacheElement(kb, staged.v_row, i1, v1[k]);
-              }
             },
             [&] {
               Value* scale = kb.F32c(spec.attn_scale * kLog2e);
@@ -202,7 +185,6 @@ void NormRopeHeads(KernelBuilder& kb, const DecodePlan& plan, Rope& rope, const 
     }
   });
   kb.EscapeBeforeBarrier({k_row, v_row});
-  if (staged.k_row != nullptr) kb.CpAsyncWait(0);
   kb.Barrier();
 }
 
@@ -458,48 +440,38 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     }
     // The new token's position p = L - 1 and its rotation angles.
     Value* p = b.CreateSub(L, i32c(1));
-    Value* n = kb.SMin(b.CreateSub(L, start), len);
     std::optional<Rope> rope;
     std::vector<RopeAngle> angles;
     if (spec.rope_fused) {
       rope.emplace(kb);
       angles = LanePairAngles(kb, *rope, p, lane, D / 2);
     }
-    // stage_rows (plan.tile_rows > 0 only with rope_fused): a split of at
-    // most tile_rows positions copies its K rows from before this step
-    // into the tile with cp.async before the wait (rows never written by a
-    // kernel this one may overlap); the new position's row, which this
-    // block writes, goes into the tile from the key warp's rotation
-    // (NormRopeHeads), never by a copy that could land after it. Each
-    // thread waits for its copies before the rotation's barrier.
-    const bool staged = plan.tile_rows > 0;
-    Value* k_tile = staged ? kb.Gep(smem, plan.tile_offset) : nullptr;
-    Value* v_new = staged ? kb.Gep(smem, plan.vrow_offset) : nullptr;
-    Value* use_tile = staged ? b.CreateICmpSLE(n, i32c(plan.tile_rows)) : nullptr;
-    Value* holds_p = b.CreateICmpEQ(b.CreateAdd(start, n), L);  // the last live split
-    auto tile_row = [&](Value* j) { return kb.Gep(k_tile, b.CreateMul(b.CreateZExt(j, kb.I64()), kb.I64c(int64_t{D} * eb))); };
-    if (staged) {
-      kb.If(use_tile, [&] {
-        const int CH = D * eb / 16;  // 16-byte chunks of a row
-        Value* rows = b.CreateSub(n, b.CreateZExt(holds_p, kb.I32()));
-        kb.For(tid, b.CreateMul(rows, i32c(CH)), i32c(NT), [&](Value* i) {
-          Value* row = b.CreateUDiv(i, i32c(CH));
-          Value* off = b.CreateZExt(b.CreateShl(b.CreateURem(i, i32c(CH)), i32c(4)), kb.I64());
-          kb.CpAsync16(kb.Gep(tile_row(row), off),
-                       kb.Gep(cache_ptr(kb.Param("k_cache"), b.CreateAdd(start, row), i32c(0)), off));
-        }, /*unroll=*/1);
-        kb.CpAsyncCommit();
+    kb.GridDependencyWait();
+    // release_after_wait: the previous kernel has ended, so the next one's
+    // blocks may arrive now and put their first weight loads in flight
+    // while this kernel's latency-bound chain runs on a few SMs.
+    if (spec.attention.release_after_wait) kb.GridDependencyLaunchDependents();
+    Value* n = kb.SMin(b.CreateSub(L, start), len);
+    // 1. Scaled q (step 0 when fused), then scores.
+    if (spec.rope_fused) {
+      NormRopeHeads(kb, plan, *rope, angles, q_s, kvh, b.CreateICmpEQ(split, b.CreateSub(nact, i32c(1))),
+                    cache_ptr(kb.Param("k_cache"), p, i32c(0)), cache_ptr(kb.Param("v_cache"), p, i32c(0)), warp, lane);
+    } else {
+      Value* q = kb.Param("q");
+      Value* qbase = b.CreateMul(kvh, i32c(int64_t{G} * D));
+      kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
+        Value* v = kb.LoadInput(kb.F32(), F32At(kb, q, b.CreateAdd(qbase, i)), 4);
+        kb.Store(b.CreateFMul(v, kb.F32c(spec.attn_scale * kLog2e)), F32At(kb, q_s, i), 4);
       });
+      kb.Barrier();
     }
-    // 3 (first round). p * V: thread = (row lane rl, dims 4dc..4dc+3),
-    // kValueBytesInFlight / (4 * eb) rows per thread per round, their loads
-    // issued together; rows past n are clamped and weighted 0. V does not
-    // depend on the scores, so the first round's loads go out before the
-    // key loads: its round trip overlaps theirs and the softmax's barriers
-    // (at short context, up to RL * U = 64 positions a split, the whole
-    // split's V); with stage_rows they go out before the wait, and the new
-    // position's row is taken from the key warp's copy after the barrier.
-    // The raw words wait in registers.
+    // 3 (first round, issued now). p * V: thread = (row lane rl, dims
+    // 4dc..4dc+3), kValueBytesInFlight / (4 * eb) rows per thread per
+    // round, their loads issued together; rows past n are clamped and
+    // weighted 0. V does not depend on the scores, so the first round's
+    // loads go out before the key loads: its round trip overlaps theirs and
+    // the softmax's barriers (at short context, up to RL * U = 64 positions
+    // a split, the whole split's V). Its raw words wait in registers.
     Value* rl = b.CreateUDiv(tid, i32c(TR));
     Value* dc = b.CreateURem(tid, i32c(TR));
     Value* vc = kb.Param("v_cache");
@@ -518,132 +490,91 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       }
       return r;
     };
-    std::optional<ValueRound> early_values;
-    if (staged) early_values = value_loads(rl);
-    kb.GridDependencyWait();
-    // release_after_wait: the previous kernel has ended, so the next one's
-    // blocks may arrive now and put their first weight loads in flight
-    // while this kernel's latency-bound chain runs on a few SMs.
-    if (spec.attention.release_after_wait) kb.GridDependencyLaunchDependents();
-    // 1. Scaled q (step 0 when fused), then scores.
-    if (spec.rope_fused) {
-      StagedRows rows;
-      if (staged) rows = {tile_row(b.CreateSub(n, i32c(1))), use_tile, v_new};
-      NormRopeHeads(kb, plan, *rope, angles, q_s, kvh, b.CreateICmpEQ(split, b.CreateSub(nact, i32c(1))),
-                    cache_ptr(kb.Param("k_cache"), p, i32c(0)), cache_ptr(kb.Param("v_cache"), p, i32c(0)), warp, lane,
-                    rows);
-    } else {
-      Value* q = kb.Param("q");
-      Value* qbase = b.CreateMul(kvh, i32c(int64_t{G} * D));
-      kb.For(tid, i32c(int64_t{G} * D), i32c(NT), [&](Value* i) {
-        Value* v = kb.LoadInput(kb.F32(), F32At(kb, q, b.CreateAdd(qbase, i)), 4);
-        kb.Store(b.CreateFMul(v, kb.F32c(spec.attn_scale * kLog2e)), F32At(kb, q_s, i), 4);
-      });
-      kb.Barrier();
-    }
-    ValueRound first_values = staged ? *early_values : value_loads(rl);
-    if (staged) {
-      const std::vector<Value*> fresh = raw4(kb.Gep(v_new, b.CreateZExt(b.CreateMul(dc, i32c(4 * eb)), kb.I64())));
-      for (int u = 0; u < VU; ++u) {
-        Value* is_new = b.CreateAnd(holds_p, b.CreateICmpEQ(first_values.jc[u], b.CreateSub(n, i32c(1))));
-        for (size_t w = 0; w < fresh.size(); ++w)
-          first_values.raw[u][w] = b.CreateSelect(is_new, fresh[w], first_values.raw[u][w]);
-      }
-    }
+    const ValueRound first_values = value_loads(rl);
     std::vector<Value*> mloc;
     for (int g = 0; g < G; ++g) mloc.push_back(kb.Var(kb.F32(), kb.F32c(kNegInf), "mloc"));
     Value* kc = kb.Param("k_cache");
     auto note_score = [&](Value* j, int g, Value* sg) {
       kb.Store(sg, F32At(kb, sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g))), 4);
     };
-    // Scores, reading key row j (of the split) at krow(j): the tile with
-    // stage_rows where the split fits it, else the cache.
-    auto scores = [&](const std::function<Value*(Value*)>& krow) {
-      const int KL = D * eb / 16;  // lanes that read one key row, 16 bytes each
-      if (KL <= kWarp && (KL & (KL - 1)) == 0) {
-        // KL lanes per key, 32/KL keys per warp and kKeysInFlight of them per
-        // lane in flight: every load is 16 bytes and a row is read by
-        // consecutive lanes (coalesced). Each lane keeps its slice of the
-        // group's q in registers; the dot is finished by xor shuffles within
-        // the KL lanes (all of them end with the sum).
-        const int KPW = kWarp / KL, E = 16 / eb, U = kKeysInFlight;
-        Value* key_lane = b.CreateUDiv(lane, i32c(KL));
-        Value* part = b.CreateURem(lane, i32c(KL));
-        Value* dim0 = b.CreateMul(part, i32c(E));
-        std::vector<std::vector<Value*>> qr(G);
-        for (int g = 0; g < G; ++g)
-          for (int e = 0; e < E; e += 4) {
-            std::vector<Value*> v = kb.Load4xF32(F32At(kb, q_s, b.CreateAdd(dim0, i32c(int64_t{g} * D + e))));
-            qr[g].insert(qr[g].end(), v.begin(), v.end());
-          }
-        kb.For(b.CreateMul(warp, i32c(KPW * U)), n, i32c(int64_t{NW} * KPW * U), [&](Value* j0) {
-          std::vector<Value*> raw(U), js(U), ok(U);
-          for (int u = 0; u < U; ++u) {
-            js[u] = b.CreateAdd(j0, b.CreateAdd(i32c(u * KPW), key_lane));
-            ok[u] = b.CreateICmpSLT(js[u], n);
-            Value* jc = b.CreateSelect(ok[u], js[u], b.CreateSub(n, i32c(1)));
-            raw[u] = cache_load(llvm::FixedVectorType::get(kb.I32(), 4),
-                                kb.Gep(krow(jc), b.CreateZExt(b.CreateMul(dim0, i32c(eb)), kb.I64())), 16);
-          }
-          for (int u = 0; u < U; ++u) {
-            std::vector<Value*> k;
-            for (int w = 0; w < 4; ++w) {
-              Value* word = b.CreateExtractElement(raw[u], uint64_t(w));
-              if (eb == 4) {
-                k.push_back(kb.AsFloat(word));
-              } else {
-                k.push_back(kb.HalfToFloat(b.CreateTrunc(word, kb.I16())));
-                k.push_back(kb.HalfToFloat(b.CreateTrunc(b.CreateLShr(word, i32c(16)), kb.I16())));
-              }
-            }
-            for (int g = 0; g < G; ++g) {
-              Value* sg = nullptr;
-              for (int e = 0; e < E; ++e) sg = sg == nullptr ? b.CreateFMul(qr[g][e], k[e]) : kb.Fma(qr[g][e], k[e], sg);
-              for (int off = KL / 2; off >= 1; off /= 2) sg = b.CreateFAdd(sg, kb.ShflXor(sg, off));
-              kb.Set(mloc[g], b.CreateSelect(ok[u], kb.Max(kb.Get(mloc[g]), sg), kb.Get(mloc[g])));
-              Value* j = js[u];
-              kb.If(b.CreateAnd(ok[u], b.CreateICmpEQ(part, i32c(0))), [&] { note_score(j, g, sg); });
+    const int KL = D * eb / 16;  // lanes that read one key row, 16 bytes each
+    if (KL <= kWarp && (KL & (KL - 1)) == 0) {
+      // KL lanes per key, 32/KL keys per warp and kKeysInFlight of them per
+      // lane in flight: every load is 16 bytes and a row is read by
+      // consecutive lanes (coalesced). Each lane keeps its slice of the
+      // group's q in registers; the dot is finished by xor shuffles within
+      // the KL lanes (all of them end with the sum).
+      const int KPW = kWarp / KL, E = 16 / eb, U = kKeysInFlight;
+      Value* key_lane = b.CreateUDiv(lane, i32c(KL));
+      Value* part = b.CreateURem(lane, i32c(KL));
+      Value* dim0 = b.CreateMul(part, i32c(E));
+      std::vector<std::vector<Value*>> qr(G);
+      for (int g = 0; g < G; ++g)
+        for (int e = 0; e < E; e += 4) {
+          std::vector<Value*> v = kb.Load4xF32(F32At(kb, q_s, b.CreateAdd(dim0, i32c(int64_t{g} * D + e))));
+          qr[g].insert(qr[g].end(), v.begin(), v.end());
+        }
+      kb.For(b.CreateMul(warp, i32c(KPW * U)), n, i32c(int64_t{NW} * KPW * U), [&](Value* j0) {
+        std::vector<Value*> raw(U), js(U), ok(U);
+        for (int u = 0; u < U; ++u) {
+          js[u] = b.CreateAdd(j0, b.CreateAdd(i32c(u * KPW), key_lane));
+          ok[u] = b.CreateICmpSLT(js[u], n);
+          Value* jc = b.CreateSelect(ok[u], js[u], b.CreateSub(n, i32c(1)));
+          raw[u] = cache_load(llvm::FixedVectorType::get(kb.I32(), 4), cache_ptr(kc, b.CreateAdd(start, jc), dim0), 16);
+        }
+        for (int u = 0; u < U; ++u) {
+          std::vector<Value*> k;
+          for (int w = 0; w < 4; ++w) {
+            Value* word = b.CreateExtractElement(raw[u], uint64_t(w));
+            if (eb == 4) {
+              k.push_back(kb.AsFloat(word));
+            } else {
+              k.push_back(kb.HalfToFloat(b.CreateTrunc(word, kb.I16())));
+              k.push_back(kb.HalfToFloat(b.CreateTrunc(b.CreateLShr(word, i32c(16)), kb.I16())));
             }
           }
-        });
-      } else {
-        // Rows wider than a warp's 512 bytes (or not a power-of-two count of
-        // 16-byte slices): a key per thread, the head
-        // dimension in chunks of 16 through a runtime loop, so q is re-read
-        // from shared memory rather than hoisted into registers.
-        kb.For(tid, n, i32c(NT), [&](Value* j) {
-          Value* row = krow(j);
-          std::vector<Value*> s;
-          for (int g = 0; g < G; ++g) s.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "s"));
-          kb.For(i32c(0), i32c(D), i32c(16), [&](Value* c) {
-            std::vector<Value*> kv;
-            for (int q4 = 0; q4 < 4; ++q4) {
-              Value* dim = b.CreateAdd(c, i32c(4 * q4));
-              std::vector<Value*> v = load4(kb.Gep(row, b.CreateMul(b.CreateZExt(dim, kb.I64()), kb.I64c(eb))));
-              kv.insert(kv.end(), v.begin(), v.end());
-            }
-            for (int g = 0; g < G; ++g) {
-              Value* acc = kb.Get(s[g]);
-              for (int q4 = 0; q4 < 4; ++q4) {
-                std::vector<Value*> qv = kb.Load4xF32(F32At(kb, q_s, b.CreateAdd(i32c(int64_t{g} * D + 4 * q4), c)));
-                for (int e = 0; e < 4; ++e) acc = kb.Fma(qv[e], kv[4 * q4 + e], acc);
-              }
-              kb.Set(s[g], acc);
-            }
-          }, /*unroll=*/1);
           for (int g = 0; g < G; ++g) {
-            Value* sg = kb.Get(s[g]);
-            note_score(j, g, sg);
-            kb.Set(mloc[g], kb.Max(kb.Get(mloc[g]), sg));
+            Value* sg = nullptr;
+            for (int e = 0; e < E; ++e) sg = sg == nullptr ? b.CreateFMul(qr[g][e], k[e]) : kb.Fma(qr[g][e], k[e], sg);
+            for (int off = KL / 2; off >= 1; off /= 2) sg = b.CreateFAdd(sg, kb.ShflXor(sg, off));
+            kb.Set(mloc[g], b.CreateSelect(ok[u], kb.Max(kb.Get(mloc[g]), sg), kb.Get(mloc[g])));
+            Value* j = js[u];
+            kb.If(b.CreateAnd(ok[u], b.CreateICmpEQ(part, i32c(0))), [&] { note_score(j, g, sg); });
           }
-        });
-      }
-    };
-    auto cache_row = [&](Value* j) { return cache_ptr(kc, b.CreateAdd(start, j), i32c(0)); };
-    if (staged)
-      kb.IfElse(use_tile, [&] { scores(tile_row); }, [&] { scores(cache_row); });
-    else
-      scores(cache_row);
+        }
+      });
+    } else {
+      // Rows wider than a warp's 512 bytes (or not a power-of-two count of
+      // 16-byte slices): a key per thread, the head
+      // dimension in chunks of 16 through a runtime loop, so q is re-read
+      // from shared memory rather than hoisted into registers.
+      kb.For(tid, n, i32c(NT), [&](Value* j) {
+        Value* krow = cache_ptr(kc, b.CreateAdd(start, j), i32c(0));
+        std::vector<Value*> s;
+        for (int g = 0; g < G; ++g) s.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "s"));
+        kb.For(i32c(0), i32c(D), i32c(16), [&](Value* c) {
+          std::vector<Value*> kv;
+          for (int q4 = 0; q4 < 4; ++q4) {
+            Value* dim = b.CreateAdd(c, i32c(4 * q4));
+            std::vector<Value*> v = load4(kb.Gep(krow, b.CreateMul(b.CreateZExt(dim, kb.I64()), kb.I64c(eb))));
+            kv.insert(kv.end(), v.begin(), v.end());
+          }
+          for (int g = 0; g < G; ++g) {
+            Value* acc = kb.Get(s[g]);
+            for (int q4 = 0; q4 < 4; ++q4) {
+              std::vector<Value*> qv = kb.Load4xF32(F32At(kb, q_s, b.CreateAdd(i32c(int64_t{g} * D + 4 * q4), c)));
+              for (int e = 0; e < 4; ++e) acc = kb.Fma(qv[e], kv[4 * q4 + e], acc);
+            }
+            kb.Set(s[g], acc);
+          }
+        }, /*unroll=*/1);
+        for (int g = 0; g < G; ++g) {
+          Value* sg = kb.Get(s[g]);
+          note_score(j, g, sg);
+          kb.Set(mloc[g], kb.Max(kb.Get(mloc[g]), sg));
+        }
+      });
+    }
     // 2. Block max and sum per query head.
     auto block_reduce = [&](const std::vector<Value*>& vars, bool is_max) {
       std::vector<Value*> w;

@@ -228,8 +228,6 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
   if (!(spec.attn_scale > 0.0f)) return Bad(spec, "attn_scale must be > 0");
   if (spec.family == Family::kAttentionPrefill && a.release_after_wait)
     return Bad(spec, "attention.release_after_wait is a decode attention field");
-  if (spec.family == Family::kAttentionPrefill && a.stage_rows)
-    return Bad(spec, "attention.stage_rows is a decode attention field");
   if (spec.family == Family::kAttentionDecode) {
     if (a.split_positions < 1 || a.split_positions > 4096)
       return Bad(spec, "attention.split_positions must be in [1, 4096]");
@@ -601,24 +599,7 @@ DecodePlan PlanAttentionDecode(const KernelSpec& spec) {
   p.q_offset = off;
   off += int64_t{4} * p.group * p.head_dim;
   p.score_offset = off;  // scores, then the merge weights of the last block
-  int64_t score_bytes = int64_t{4} * std::max(p.split, p.max_splits) * p.group_pad;
-  const int64_t row_bytes = int64_t{p.head_dim} * p.elem_bytes;
-  if (a.stage_rows && spec.rope_fused) {
-    // As many rows as min_split_positions, or as fit beside the rest under
-    // 48 KiB, in multiples of 8 (the tile grows the score region where
-    // tile_rows rows of scores and the tile exceed it).
-    const int64_t fixed = off + int64_t{4} * std::max<int64_t>(int64_t{p.row_lanes} * p.group * p.head_dim,
-                                                               int64_t{p.warps} * p.group) +
-                          int64_t{4} * 2 * p.group_pad + 16 + row_bytes + 16;
-    const int64_t per_row = int64_t{4} * p.group_pad + row_bytes;
-    const int64_t fit = std::max<int64_t>(score_bytes, kMaxStaticShared - fixed) / per_row;
-    p.tile_rows = static_cast<int>(std::min<int64_t>(p.min_split, fit) / 8 * 8);
-    if (p.tile_rows > 0) {
-      p.tile_offset = p.score_offset + (int64_t{4} * p.tile_rows * p.group_pad + 15) / 16 * 16;
-      score_bytes = std::max(score_bytes, p.tile_offset - p.score_offset + p.tile_rows * row_bytes);
-    }
-  }
-  off += (score_bytes + 15) / 16 * 16;
+  off += int64_t{4} * std::max(p.split, p.max_splits) * p.group_pad;
   p.red_offset = off;
   off += int64_t{4} * std::max<int64_t>(int64_t{p.row_lanes} * p.group * p.head_dim,
                                         int64_t{p.warps} * p.group);
@@ -626,10 +607,6 @@ DecodePlan PlanAttentionDecode(const KernelSpec& spec) {
   off += int64_t{4} * 2 * p.group_pad;
   p.flag_offset = off;
   off += 16;
-  if (p.tile_rows > 0) {
-    p.vrow_offset = off;
-    off += (row_bytes + 15) / 16 * 16;
-  }
   p.shared_bytes = off;
   return p;
 }

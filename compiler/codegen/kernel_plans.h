@@ -113,13 +113,6 @@ struct DecodePlan {
   int row_lanes = 0;         // key rows processed at once in the PV phase
   int64_t q_offset = 0, score_offset = 0, red_offset = 0, stat_offset = 0, flag_offset = 0;
   int64_t shared_bytes = 0;
-  // stage_rows (with rope_fused): a split of at most tile_rows positions
-  // (0: staging off) has its K rows at tile_offset ([tile_rows][head_dim]
-  // cache elements, inside the score region past tile_rows rows of scores,
-  // which is all such a split writes there), and the new position's V row
-  // at vrow_offset (head_dim cache elements).
-  int tile_rows = 0;
-  int64_t tile_offset = 0, vrow_offset = 0;
   // `partial`: acc rows [n_head_kv][max_splits][group][head_dim] floats
   // (16-byte aligned for the merge's vector loads), then the (max, sum)
   // pairs [n_head_kv][max_splits][group][2] from float `stats` on; in all

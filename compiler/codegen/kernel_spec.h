@@ -115,11 +115,6 @@ struct AttentionSchedule {
   int query_block = 64;          // prefill query tile (queries per block)
   int key_block = 64;            // prefill with stage_keys: K/V rows per shared-memory tile
   bool stage_keys = false;       // prefill: K/V tiles in shared memory, shared by the block's warps
-  // decode with rope_fused (ignored without): a split of at most DecodePlan::tile_rows
-  // positions copies its K rows into shared memory (cp.async) and loads its
-  // first value round before griddepcontrol.wait; the new row comes from
-  // the block's own rotation, so no key or value load is left after the wait
-  bool stage_rows = false;
 };
 
 struct ElementwiseSchedule {

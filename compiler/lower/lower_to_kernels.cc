@@ -94,7 +94,6 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
   get("query_block", s.attention.query_block);
   get("key_block", s.attention.key_block);
   get("stage_keys", s.attention.stage_keys);
-  get("stage_rows", s.attention.stage_rows);
   get("threads", s.elementwise.threads);
   get("block_cols", s.elementwise.block_cols);
   get("max_blocks", s.elementwise.max_blocks);

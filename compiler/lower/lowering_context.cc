@@ -152,7 +152,7 @@ std::string SpecKey(const codegen::KernelSpec& s) {
       s.gemm.threads, ",", s.gemm.stages, ",", s.gemm.tensor_cores, "|", s.attention.threads, ",",
       s.attention.split_positions, ",", s.attention.max_splits, ",", s.attention.min_split_positions, ",", s.attention.blocks_per_sm, ",",
       s.attention.release_after_wait, ",",
-      s.attention.query_block, ",", s.attention.key_block, ",", s.attention.stage_keys, ",", s.attention.stage_rows, "|", s.elementwise.threads, ",", s.elementwise.block_cols,
+      s.attention.query_block, ",", s.attention.key_block, ",", s.attention.stage_keys, "|", s.elementwise.threads, ",", s.elementwise.block_cols,
       ",", s.elementwise.max_blocks, "|", s.programmatic_launch);
 }
 

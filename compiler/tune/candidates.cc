@@ -64,7 +64,6 @@ void VisitScheduleFields(KernelSpec& s, F&& f) {
       f("query_block", s.attention.query_block);
       f("key_block", s.attention.key_block);
       f("stage_keys", s.attention.stage_keys);
-      f("stage_rows", s.attention.stage_rows);
       return;
     default:
       f("threads", s.elementwise.threads);

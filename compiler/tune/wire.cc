@@ -70,7 +70,6 @@ void VisitSpec(KernelSpec& s, F&& f) {
   f("attention.query_block", s.attention.query_block);
   f("attention.key_block", s.attention.key_block);
   f("attention.stage_keys", s.attention.stage_keys);
-  f("attention.stage_rows", s.attention.stage_rows);
   f("elementwise.threads", s.elementwise.threads);
   f("elementwise.block_cols", s.elementwise.block_cols);
   f("elementwise.max_blocks", s.elementwise.max_blocks);

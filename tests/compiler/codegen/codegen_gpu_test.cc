@@ -448,17 +448,6 @@ TEST(CodegenGpu, RopeAndAttention) {
         x.attention.release_after_wait = dec == &f;
         specs.push_back(x);
       }
-      // The 64-split fused decode with stage_rows: K rows in shared memory
-      // (tile_rows 64 where shared memory allows, fewer for wide f32) and
-      // the first value round loaded before the wait.
-      {
-        KernelSpec x = d;
-        x.name = "rope_staged_" + d.name;
-        x.rope_fused = true;
-        x.eps = 1e-6f;
-        x.attention.stage_rows = true;
-        specs.push_back(x);
-      }
       // Prefill with K/V tiles in shared memory (tiles of 16 KiB at most:
       // several tiles for b8 f32 and wide, the last one partial), 4
       // queries a warp (128 threads), 2 (256: in the last block of 37
@@ -475,15 +464,14 @@ TEST(CodegenGpu, RopeAndAttention) {
     }
   Loaded l = Load(gpu, specs);
   std::mt19937 rng(11);
-  for (size_t i = 0; i < specs.size(); i += 12) {
+  for (size_t i = 0; i < specs.size(); i += 11) {
     const KernelSpec& rs = specs[i];
     const KernelSpec& ds = specs[i + 1];
     const KernelSpec& cs = specs[i + 2];
     const KernelSpec& fs = specs[i + 3];
     const KernelSpec& ps = specs[i + 4];
     const KernelSpec* fused[] = {&specs[i + 5], &specs[i + 6], &specs[i + 7]};
-    const KernelSpec* rows_staged = &specs[i + 8];
-    const KernelSpec* staged[] = {&specs[i + 9], &specs[i + 10], &specs[i + 11]};
+    const KernelSpec* staged[] = {&specs[i + 8], &specs[i + 9], &specs[i + 10]};
     const int64_t D = rs.head_dim, nq = rs.n_head, nkv = rs.n_head_kv;
     const int64_t C = 4096, row = nkv * D;
     const int eb = rs.kv_f16 ? 2 : 4;
@@ -535,10 +523,6 @@ TEST(CodegenGpu, RopeAndAttention) {
     for (size_t n = cases.size(), ci = 0; ci < n; ++ci)
       for (int u = 0; u < 3; ++u)
         if (cases[ci].spec == unfused[u]) cases.push_back({fused[u], cases[ci].pos});
-    // rope_staged_dec_*: dec_*'s positions (one split of up to 64
-    // positions at 0 and 63, splits of 64 up to 4095, wider from 4096 on,
-    // where the cache path runs) and 31 (inside a tile of 32 rows).
-    for (const int32_t pos : {0, 31, 63, 64, 1000, 4095, 4096, 16383}) cases.push_back({rows_staged, pos});
     for (const DecodeCase& dc : cases) {
       const KernelSpec& s = *dc.spec;
       const int32_t pos = dc.pos;
@@ -574,16 +558,6 @@ TEST(CodegenGpu, RopeAndAttention) {
         EXPECT_LT(e, 1e-4) << s.name << " pos " << pos;
         std::vector<uint32_t> c = bufs.Download<uint32_t>(dcnt, size_t(nkv));
         for (uint32_t v : c) EXPECT_EQ(v, 0u) << s.name;
-      }
-      if (&s == rows_staged) {
-        // The same operations in the same order as the fused kernel
-        // without stage_rows: bit-identical outputs.
-        CUdeviceptr d1 = bufs.Poisoned(size_t(nq * D * 4)), d2 = bufs.Poisoned(size_t(nq * D * 4));
-        Launch(gpu, l, s.name, {P(dq), P(dk), P(dv), P(dpos), P(d1), P(dpart), P(dcnt), P(dqn), P(dkn)}, 1);
-        Launch(gpu, l, fused[0]->name, {P(dq), P(dk), P(dv), P(dpos), P(d2), P(dpart), P(dcnt), P(dqn), P(dkn)}, 1);
-        const std::vector<float> o1 = bufs.Download<float>(d1, size_t(nq * D)), o2 = bufs.Download<float>(d2, size_t(nq * D));
-        EXPECT_TRUE(std::equal(o1.begin(), o1.end(), o2.begin(), [](float a, float b) { return std::memcmp(&a, &b, 4) == 0; }))
-            << s.name << " pos " << pos << ": differs from " << fused[0]->name;
       }
       if (s.rope_fused) {
         // Row pos as the reference wrote it, the rows before it untouched.

@@ -19,7 +19,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/codegen.h"
-#include "compiler/codegen/kernel_plans.h"
 #include "compiler/codegen/reference_kernels.h"
 #include "gtest/gtest.h"
 #include "models/quant/float16.h"
@@ -618,61 +617,6 @@ CHECK: ret;
 )");
 }
 
-// stage_rows: before griddepcontrol.wait a split copies its K rows into
-// shared memory (cp.async, committed) and loads its first round of V rows;
-// after the wait each thread waits for its copies before the rotation's
-// barrier, and the scores read the tile. (The cache path, for splits
-// longer than the tile, follows.)
-TEST(CodegenFileCheck, DecodeAttentionStageRowsLoadsBeforeTheWait) {
-  KernelSpec d = FusedDecodeAttention8BUnderPdl("decs");
-  d.attention.stage_rows = true;
-  ExpectFileCheck({d}, Sm(90), R"(
-CHECK-LABEL: .entry decs(
-CHECK: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16;
-CHECK: cp.async.commit_group;
-CHECK: ld.global.u64
-CHECK: griddepcontrol.wait;
-CHECK: cp.async.wait_group 0;
-CHECK-NEXT: bar.sync 0;
-CHECK: ld.shared.v4.u32
-CHECK: ld.global.v4.u32
-CHECK: ret;
-)");
-}
-
-// Where the tile goes: inside the score region when it fits there (the 8B
-// kernel: split_positions 1280 leaves 19 KB past 64 rows of scores), the
-// region grown otherwise, fewer rows where 48 KiB would not hold 64.
-TEST(KernelAbi, DecodeAttentionStageRowsTile) {
-  KernelSpec d = FusedDecodeAttention8BUnderPdl("dect");
-  const DecodePlan off = PlanAttentionDecode(d);
-  EXPECT_EQ(off.tile_rows, 0);
-  d.attention.stage_rows = true;
-  const DecodePlan on = PlanAttentionDecode(d);
-  EXPECT_EQ(on.tile_rows, d.attention.min_split_positions);
-  EXPECT_GE(on.tile_offset, on.score_offset + int64_t{4} * on.tile_rows * on.group_pad);
-  EXPECT_LE(on.tile_offset + int64_t{on.tile_rows} * on.head_dim * on.elem_bytes, on.red_offset);
-  EXPECT_EQ(on.tile_offset % 16, 0);
-  EXPECT_GE(on.vrow_offset, on.flag_offset + 16);
-  EXPECT_LE(on.shared_bytes, kMaxStaticShared);
-  KernelSpec wide = d;  // 8 heads of 256 f32: 1 KiB rows
-  wide.n_head = 8;
-  wide.n_head_kv = 2;
-  wide.head_dim = 256;
-  wide.kv_f16 = false;
-  wide.attention.split_positions = 640;
-  const DecodePlan w = PlanAttentionDecode(wide);
-  EXPECT_GT(w.tile_rows, 0);
-  EXPECT_LT(w.tile_rows, 64);
-  EXPECT_EQ(w.tile_rows % 8, 0);
-  EXPECT_LE(w.shared_bytes, kMaxStaticShared);
-  EXPECT_TRUE(DescribeKernel(wide, Sm(90)).ok());
-  KernelSpec unfused = d;  // the new row is written by another kernel: no staging
-  unfused.rope_fused = false;
-  EXPECT_EQ(PlanAttentionDecode(unfused).tile_rows, 0);
-  EXPECT_TRUE(DescribeKernel(unfused, Sm(90)).ok());
-}
-
 TEST(CodegenFileCheck, ArgmaxMergesOnlyWithSeveralBlocks) {
   KernelSpec many;
   many.name = "am_many";
@@ -977,12 +921,6 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   ExpectBad(tiled, "stage_keys needs 131072 bytes of shared memory (> 48 KiB)");
   tiled.family = Family::kAttentionDecode;
   ExpectBad(tiled, "attention.stage_keys is a prefill attention field");
-  KernelSpec rows = heads;
-  rows.name = "prefill_stage_rows";
-  rows.n_head = 4;
-  rows.family = Family::kAttentionPrefill;
-  rows.attention.stage_rows = true;
-  ExpectBad(rows, "attention.stage_rows is a decode attention field");
   KernelSpec odd = heads;
   odd.name = "prefill_head_dim_96";
   odd.n_head = 4;
