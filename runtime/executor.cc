@@ -391,28 +391,41 @@ absl::Status Executor::LaunchOne(const PreparedLaunch& pl, const ExprEnv& env, c
 }
 
 absl::Status Executor::RunPlan(const Plan& plan, const ExprEnv& env, const LaunchSwap* swap) {
-  bool joining = false;  // the side stream has a launch the one after this main one waits for
+  // A launch beside the next (Launch.beside_next) runs on the side stream,
+  // forked off everything queued on the main stream so far; the main stream
+  // joins it right after its next launch. Every exit joins a fork still
+  // open, so no side work outlives the plan (a capture would end unjoined,
+  // and Wait covers the main stream only): also on an error, and for a
+  // beside_next on the last launch or on the next of a pair, which the
+  // validator rejects and which then simply run in turn.
+  bool open = false;  // a side launch the main stream has not joined yet
+  auto join = [&]() -> absl::Status {
+    if (!open) return absl::OkStatus();
+    open = false;
+    RETURN_IF_ERROR(join_->Record(*side_stream_));
+    return stream_->WaitEvent(*join_);
+  };
   for (size_t i = 0; i < plan.launches.size(); ++i) {
     const PreparedLaunch& pl = plan.launches[i];
-    // A launch beside the next forks the side stream off everything queued
-    // so far and records where it ends; the main stream waits for that
-    // after its next launch (validated: never the last, never paired twice).
-    const bool beside = pl.launch->beside_next();
-    const cuda::Stream& stream = beside ? *side_stream_ : *stream_;
+    const bool beside = pl.launch->beside_next() && !open;
     absl::Status s;
     if (beside) {
-      s.Update(fork_->Record(*stream_));
-      s.Update(side_stream_->WaitEvent(*fork_));
+      s = fork_->Record(*stream_);
+      if (s.ok()) s = side_stream_->WaitEvent(*fork_);
+      open = s.ok();
     }
-    absl::StatusOr<bool> swapped = false;
-    if (s.ok() && swap != nullptr) swapped = (*swap)(static_cast<int>(i), stream);
-    if (s.ok()) s = !swapped.ok() ? swapped.status() : *swapped ? absl::OkStatus() : LaunchOne(pl, env, stream);
-    if (s.ok() && beside) s = join_->Record(*side_stream_);
-    if (s.ok() && !beside && joining) s = stream_->WaitEvent(*join_);
-    if (!s.ok()) return WithContext(s, absl::StrFormat("%s at T=%d P=%d", pl.what, env.t, env.p));
-    joining = beside;
+    const cuda::Stream& stream = beside ? *side_stream_ : *stream_;
+    if (s.ok()) {
+      absl::StatusOr<bool> swapped = swap != nullptr ? (*swap)(static_cast<int>(i), stream) : false;
+      s = !swapped.ok() ? swapped.status() : *swapped ? absl::OkStatus() : LaunchOne(pl, env, stream);
+    }
+    if (s.ok() && !beside) s = join();
+    if (!s.ok()) {
+      (void)join();  // best effort; the launch's error is the one to report
+      return WithContext(s, absl::StrFormat("%s at T=%d P=%d", pl.what, env.t, env.p));
+    }
   }
-  return absl::OkStatus();
+  return join();
 }
 
 absl::Status Executor::Wait(absl::string_view what) {

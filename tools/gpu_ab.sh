@@ -8,8 +8,11 @@
 # variants in turn, so drift of the GPU shows as disagreement between rounds
 # and a time limit that cuts the run short leaves every type measured.
 # Then each variant greedily continues the same 16-token prompt for 16
-# tokens with its logits dumped, and every variant is checked against the
-# first: the generated ids, and the logits of every row when they agree,
+# tokens with its logits dumped (compiled variants: from a second bundle
+# with --prefill-logits all, so the prompt rows come from the prefill
+# kernels; a bundle built elsewhere as it is, which with the default `last`
+# feeds the prompt a decode step at a time), and every variant is checked
+# against the first: the generated ids, and the logits of every row when they agree,
 # else of the 16 prompt rows and the first decoded one (tests/e2e/
 # compare_logits.py, relative error bound 5e-3, the model tests').
 # usage: tools/gpu_ab.sh LOGDIR "TYPES" VARIANT ...
@@ -48,6 +51,9 @@ for TYPE in $TYPES; do
       "$KILNC" compile "$W/8b-$TYPE.gguf" -o "$B" ${TABLE:+--schedules "$TABLE"} ${KILN_COMPILE_ARGS:-} \
         > "$LOG/compile-$TYPE-$NAME.txt" 2>&1 ||
         { echo "$TYPE $NAME: compile failed"; tail -3 "$LOG/compile-$TYPE-$NAME.txt"; continue; }
+      # For the logits check: every prompt row from the prefill kernels.
+      "$KILNC" compile "$W/8b-$TYPE.gguf" -o "${B%.kiln}-all.kiln" ${TABLE:+--schedules "$TABLE"} ${KILN_COMPILE_ARGS:-} \
+        --prefill-logits all >> "$LOG/compile-$TYPE-$NAME.txt" 2>&1 || rm -f "${B%.kiln}-all.kiln"
     fi
     NAMES+=("$NAME")
   done
@@ -83,7 +89,9 @@ for TYPE in $TYPES; do
   for NAME in ${NAMES_OF[$TYPE]}; do
     B="$W/8b-$TYPE-$NAME.kiln"
     "$BIN/kiln" profile -b "$B" -m "$W/8b-$TYPE.gguf" > "$LOG/profile-$TYPE-$NAME.txt" 2>&1
-    "$BIN/kiln" run -b "$B" -m "$W/8b-$TYPE.gguf" --tokens "$PROMPT" -n 16 --ignore-eos -c 256 \
+    C="${B%.kiln}-all.kiln"
+    [ -s "$C" ] || C=$B
+    "$BIN/kiln" run -b "$C" -m "$W/8b-$TYPE.gguf" --tokens "$PROMPT" -n 16 --ignore-eos -c 256 \
       --dump-logits "$W/logits-$TYPE-$NAME.npy" > "$LOG/tokens-$TYPE-$NAME.txt" 2> "$LOG/run-$TYPE-$NAME.err" ||
       { echo "$TYPE $NAME: kiln run failed"; tail -2 "$LOG/run-$TYPE-$NAME.err"; }
   done

@@ -18,10 +18,11 @@ namespace kiln::compiler {
 // `parts`: indices into plan.launches of the decode's q/k/v projection
 // matvecs (each writes only its rows of the qkv scratch and reads no
 // qkv scratch). Each two adjacent ones become a pair: the one reading fewer
-// weight bytes (Kernel.bytes_read) goes first, beside the next, since a
-// launch on the side stream starts only after everything before it has
-// completed (no programmatic launch), and the larger keeps its early start
-// on the main stream.
+// weight bytes (Kernel.bytes_read) goes first, beside the next. The launch
+// after the pair follows the main stream's launch programmatically and
+// the side one through the join (a full dependency), which costs least when
+// the side one is the shorter. Errors: Internal for an index outside the
+// plan.
 absl::Status PairBesideLaunches(const runtime::Manifest& manifest, runtime::Plan& plan, std::vector<int> parts);
 
 }  // namespace kiln::compiler

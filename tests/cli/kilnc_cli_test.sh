@@ -51,14 +51,22 @@ for type in Q8_0 Q4_K_M BF16; do
 done
 check "bundle has load, prefill and decode plans" bash -c "grep -q '^load {' '$T/c_Q8_0.txt' && grep -q '^prefill {' '$T/c_Q8_0.txt' && grep -q '^decode {' '$T/c_Q8_0.txt'"
 check "Q8_0 weights are packed at load" grep -q "pack_q8_0" "$T/c_Q8_0.txt"
-# Q4_K_M's layer 0 has a Q6_K attn_v, so q, k and v are three matvecs:
-# prefill copies them into the qkv rows, decode writes them there directly.
+# A Q4_K_M layer with a Q6_K attn_v cannot pack V with Q and K (attn_qk), so
+# its projection is two matvecs: prefill copies them into the qkv rows,
+# decode writes them there directly.
 check "prefill assembles split q/k/v with copies" \
   bash -c "awk '/^prefill \\{/,/^decode \\{/' '$T/c_Q4_K_M.txt' | grep -q 'copy_rows'"
 # Decode runs such a layer's Q6_K V matvec beside its Q4_K q/k matvec: the
 # smaller first, marked beside_next; --no-concurrent-launches: none.
+# decode_launches F: one line per decode launch, its kernel and 1 if
+# beside_next (kernel 0, the text format's default, prints no kernel line).
+decode_launches() {
+  awk '/^decode \{/ { d = 1 } d && /^  launches \{/ { if (n++) print k, b; k = "kernel-0"; b = 0 }
+       d && /^    kernel:/ { k = $NF } d && /beside_next: true/ { b = 1 } END { if (n) print k, b }' "$1"
+}
+decode_launches "$T/c_Q4_K_M.txt" > "$T/c_Q4_K_M.launches"
 check "decode runs a split layer's V projection beside its q/k projection" \
-  bash -c "awk '/^decode \\{/,0' '$T/c_Q4_K_M.txt' | grep -A14 'matvec_q6_kp_128x256' | grep -q 'beside_next: true'"
+  bash -c "grep -A1 \"matvec_q6_kp_128x256_[0-9]*' 1\$\" '$T/c_Q4_K_M.launches' | tail -n 1 | grep -q \"matvec_q4_k_384x256_[0-9]*' 0\$\""
 check "--no-concurrent-launches: no launch beside another" \
   bash -c "'$KILNC' compile '$T/c_Q4_K_M.gguf' -o '$T/c_serial.kiln' --no-concurrent-launches 2>/dev/null && '$KILNC' inspect '$T/c_serial.kiln' | grep -q 'matvec_q6_kp_128x256' && ! '$KILNC' inspect '$T/c_serial.kiln' | grep -q beside_next"
 # Its Q6_K matrices are split into planes at load (q6_k_split) and read as

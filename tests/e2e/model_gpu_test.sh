@@ -3,7 +3,8 @@
 # synthesize, compile, run with kiln, and compare every logits row with the
 # CPU reference (fp16 KV cache like the GPU) — at prefill and at decode steps
 # deep into the context — and the greedy tokens over 32 steps, on a bundle
-# compiled with --prefill-logits all; then the default bundle (last).
+# compiled with --prefill-logits all; with side-by-side decode launches
+# (Q4_K_M) the same bundle on one stream; then the default bundle (last).
 # usage: model_gpu_test.sh PRESET TYPE PROMPT_TOKENS BOUND
 set -euo pipefail
 PRESET=$1 TYPE=$2 NPROMPT=$3 BOUND=$4
@@ -35,6 +36,23 @@ if ! diff <(tail -n 1 "$W/gpu.txt") <(tail -n 1 "$W/cpu.txt"); then
   exit 1
 fi
 echo "greedy tokens identical over 32 steps"
+# A bundle whose decode runs a layer's q/k and v projections side by side
+# (Launch.beside_next: Q4_K_M) against the same bundle on one stream: the
+# same kernels on the same inputs, so the same tokens, and logits equal but
+# for the order of split-K atomic adds (1e-4, where a stale V row would be
+# off by its whole size).
+"$BIN/kilnc" inspect "$W/m.kiln" > "$W/m.txt"  # a file: grep -q closing a pipe would fail it under pipefail
+if grep -q "beside_next: true" "$W/m.txt"; then
+  "$BIN/kilnc" compile "$W/m.gguf" -o "$W/serial.kiln" --prefill-logits all --no-concurrent-launches >/dev/null
+  "$BIN/kiln" run -b "$W/serial.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX \
+    --dump-logits "$W/serial.npy" > "$W/serial.txt"
+  if ! diff <(tail -n 1 "$W/gpu.txt") <(tail -n 1 "$W/serial.txt"); then
+    echo "beside launches: greedy tokens differ from the one-stream plan's"
+    exit 1
+  fi
+  python3 "$HERE/compare_logits.py" "$W/gpu.npy" "$W/serial.npy" 1e-4
+  echo "beside launches: the one-stream plan's greedy tokens and logits"
+fi
 # --prefill-logits last (the default): each prefill chunk computes its last token's logits
 # only (a one-token matvec on that row). Generation reads nothing else, so
 # the greedy tokens stay the reference's. Sampling reads that row's values:

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -68,11 +69,22 @@ TEST(BesideLaunchesTest, TwoLayersMakeTwoPairs) {
   EXPECT_EQ(f.Beside(), (std::vector<bool>{true, false, true, false}));
 }
 
-TEST(BesideLaunchesTest, APartPastThePlanIsAnInternalError) {
+TEST(BesideLaunchesTest, TheNextOfAnEarlierPairIsNotPairedAgain) {
+  // Launch 1 already runs beside launch 2: parts 2 and 3 stay apart.
+  Fixture f({10, 20, 30, 40}, {0, 1, 2, 3});
+  f.plan.mutable_launches(1)->set_beside_next(true);
+  ASSERT_TRUE(PairBesideLaunches(f.m, f.plan, {2, 3}).ok());
+  EXPECT_EQ(f.Beside(), (std::vector<bool>{false, true, false, false}));
+}
+
+TEST(BesideLaunchesTest, APartOutsideThePlanIsAnInternalErrorNamingIt) {
   Fixture f({1, 2}, {0, 1});
-  absl::Status s = PairBesideLaunches(f.m, f.plan, {1, 2});
-  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
-  EXPECT_THAT(s.message(), ::testing::HasSubstr("q/k/v launch 2 is past the plan's 2 launches"));
+  for (int bad : {2, -1}) {
+    absl::Status s = PairBesideLaunches(f.m, f.plan, {0, bad});
+    EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+    EXPECT_THAT(s.message(), ::testing::HasSubstr(absl::StrCat("launch ", bad, " to pair is outside the plan's 2 launches")));
+    EXPECT_EQ(f.Beside(), (std::vector<bool>{false, false}));
+  }
 }
 
 }  // namespace
