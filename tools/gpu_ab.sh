@@ -48,12 +48,15 @@ for TYPE in $TYPES; do
     else
       KILNC=${REST%%,*} TABLE=
       [ "$REST" != "$KILNC" ] && TABLE=${REST#*,}
-      "$KILNC" compile "$W/8b-$TYPE.gguf" -o "$B" ${TABLE:+--schedules "$TABLE"} ${KILN_COMPILE_ARGS:-} \
-        > "$LOG/compile-$TYPE-$NAME.txt" 2>&1 ||
+      compile() {  # OUT [FLAGS...]: this variant's kilnc and table
+        "$KILNC" compile "$W/8b-$TYPE.gguf" -o "$1" ${TABLE:+--schedules "$TABLE"} ${KILN_COMPILE_ARGS:-} "${@:2}" \
+          >> "$LOG/compile-$TYPE-$NAME.txt" 2>&1
+      }
+      : > "$LOG/compile-$TYPE-$NAME.txt"
+      compile "$B" ||
         { echo "$TYPE $NAME: compile failed"; tail -3 "$LOG/compile-$TYPE-$NAME.txt"; continue; }
       # For the logits check: every prompt row from the prefill kernels.
-      "$KILNC" compile "$W/8b-$TYPE.gguf" -o "${B%.kiln}-all.kiln" ${TABLE:+--schedules "$TABLE"} ${KILN_COMPILE_ARGS:-} \
-        --prefill-logits all >> "$LOG/compile-$TYPE-$NAME.txt" 2>&1 || rm -f "${B%.kiln}-all.kiln"
+      compile "${B%.kiln}-all.kiln" --prefill-logits all || rm -f "${B%.kiln}-all.kiln"
     fi
     NAMES+=("$NAME")
   done

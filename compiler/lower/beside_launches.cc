@@ -1,7 +1,6 @@
 #include "compiler/lower/beside_launches.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
 

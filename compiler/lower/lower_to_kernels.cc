@@ -286,7 +286,7 @@ class StepLowering {
     RETURN_IF_ERROR(ctx_.Launch(plan_, s, {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens)}, tokens));
     // A q/k/v part (PlaceQkvParts): it writes its rows of the qkv scratch
     // alone, and reads none of it.
-    if (decode_ && io_.qkv_scratch != UINT32_MAX && out.buffer == io_.qkv_scratch)
+    if (decode_ && out.buffer == io_.qkv_scratch)
       qkv_part_launches_.push_back(plan_.launches_size() - 1);
     return absl::OkStatus();
   }
