@@ -91,6 +91,7 @@ struct IoLayout {
   uint64_t step_token = 0;       // i32: decode token written by the host
   uint64_t step_position = 0;    // i32: decode position written by the host
   uint64_t argmax = 0;           // i32: sampled_buffer copied back
+  uint64_t ahead = 0;            // i32[kStepsAhead]: DecodeGreedy's argmax of each step in flight
   uint64_t logits = 0;           // f32[n_vocab]
   uint64_t size = 0;
 };
@@ -102,7 +103,8 @@ IoLayout MakeIoLayout(int64_t max_tokens, int64_t n_vocab) {
   l.step_token = l.position + 4;
   l.step_position = l.position + 8;
   l.argmax = l.position + 12;
-  l.logits = l.position + 16;
+  l.ahead = l.position + 16;
+  l.logits = l.ahead + 16;
   l.size = l.logits + static_cast<uint64_t>(n_vocab) * 4;
   return l;
 }
@@ -183,6 +185,9 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const Manifest& m, co
 
   ASSIGN_OR_RETURN(e->stream_, cuda::Stream::Create(*e->ctx_));
   ASSIGN_OR_RETURN(e->done_, cuda::Event::Create(*e->ctx_));
+  for (std::unique_ptr<cuda::Event>& step_done : e->step_done_) {
+    ASSIGN_OR_RETURN(step_done, cuda::Event::Create(*e->ctx_));
+  }
   ASSIGN_OR_RETURN(e->side_stream_, cuda::Stream::Create(*e->ctx_));
   ASSIGN_OR_RETURN(e->fork_, cuda::Event::Create(*e->ctx_));
   ASSIGN_OR_RETURN(e->join_, cuda::Event::Create(*e->ctx_));
@@ -652,6 +657,60 @@ absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
   device_position_ = position_;
   device_token_ = result.argmax;
   return result;
+}
+
+absl::StatusOr<int64_t> Executor::DecodeGreedy(int32_t token, int64_t max_steps,
+                                               const std::function<bool(int32_t)>& on_token) {
+  if (max_steps < 1) return absl::InvalidArgumentError(absl::StrCat("greedy decoding of ", max_steps, " steps"));
+  RETURN_IF_ERROR(WriteDecodeInputs(token));
+  const IoLayout io = MakeIoLayout(m_->prefill().max_tokens(), n_vocab_);
+  const CUdeviceptr sampled = BufferPtr(m_->sampled_buffer());
+  const cuda::Graph& graph = swapped_graph_ != nullptr ? *swapped_graph_ : *decode_graph_;
+  static_assert(kStepsAhead * 4 <= 16, "IoLayout.ahead holds four slots");
+  const int64_t start = position_;
+  auto slot = [&](int64_t k) { return io_.data() + io.ahead + 4 * (k % kStepsAhead); };
+  // Step k (position start + k) copies its argmax to ring slot k and
+  // records step_done_[k]; the host writes nothing between steps.
+  auto queue = [&](int64_t k) -> absl::Status {
+    const std::string what = absl::StrCat("decode at position ", start + k);
+    ++counters_.launches;
+    RETURN_IF_ERROR(WithContext(graph.Launch(*stream_), what));
+    RETURN_IF_ERROR(WithContext(ToHost(slot(k), sampled, 4), what));
+    return WithContext(step_done_[k % kStepsAhead]->Record(*stream_), what);
+  };
+  auto wait = [&](int64_t k) -> absl::Status {
+    ++counters_.syncs;
+    return WithContext(step_done_[k % kStepsAhead]->Synchronize(), absl::StrCat("decode at position ", start + k));
+  };
+  int64_t queued = 0, kept = 0;
+  int32_t last = token;
+  absl::Status status = [&]() -> absl::Status {
+    RETURN_IF_ERROR(queue(0));
+    queued = 1;
+    while (true) {
+      // The next step goes in before the host waits for this one, so the
+      // GPU starts it the moment this one ends.
+      if (queued == kept + 1 && queued < max_steps && start + queued < context_) {
+        RETURN_IF_ERROR(queue(queued));
+        ++queued;
+      }
+      RETURN_IF_ERROR(wait(kept));
+      last = LoadI32(slot(kept));
+      ++kept;
+      position_ = start + kept;
+      if (!on_token(last) || queued == kept) return absl::OkStatus();
+    }
+  }();
+  // A step queued past the last one kept has run (or is running) on the
+  // device: wait for it and forget it. Its KV row lies at position() and is
+  // overwritten by whatever is fed next; the device's token and position
+  // are then unknown to the host.
+  const bool spare = queued > kept;
+  if (spare && status.ok()) status = wait(queued - 1);
+  device_position_ = status.ok() && !spare ? position_ : -1;
+  device_token_ = status.ok() && !spare ? last : -1;
+  if (!status.ok()) return status;
+  return kept;
 }
 
 absl::Status Executor::RunPlanTimed(const Plan& plan, const ExprEnv& env) {

@@ -86,6 +86,16 @@ class Executor {
   // Writes nothing from the host when `token` is the previous step's device
   // argmax (greedy decoding); copies back only the argmax unless `logits`.
   absl::StatusOr<StepResult> Decode(int32_t token, Logits logits);
+  // Greedy decoding with the next step queued before the host waits for
+  // the current one, so the GPU never idles on the host between tokens:
+  // feeds `token` at position(), then each step's device argmax to the next,
+  // and calls `on_token` with each step's argmax in order, until it returns
+  // false, `max_steps` steps have run or the context is full. A step
+  // already queued past the one that stopped is waited for and forgotten:
+  // position() counts only the steps whose argmax `on_token` saw. Returns
+  // that count. Each step is one graph launch, one copy and one wait.
+  absl::StatusOr<int64_t> DecodeGreedy(int32_t token, int64_t max_steps,
+                                       const std::function<bool(int32_t)>& on_token);
   // Forgets positions >= `position` (their KV entries are overwritten by
   // whatever is fed next). Rewind(0) starts a new sequence.
   absl::Status Rewind(int64_t position);
@@ -181,6 +191,9 @@ class Executor {
   cuda::Function hold_;                        // kiln_hold, before a profiled plan
   std::unique_ptr<cuda::Stream> stream_;
   std::unique_ptr<cuda::Event> done_;
+  // DecodeGreedy: one step runs while the host waits for the one before.
+  static constexpr int kStepsAhead = 2;
+  std::unique_ptr<cuda::Event> step_done_[kStepsAhead];  // per ring slot: that step's argmax copied back
   // Launches beside the next (Launch.beside_next) run on side_stream_,
   // after fork_ (recorded on stream_); stream_ waits for join_.
   std::unique_ptr<cuda::Stream> side_stream_;

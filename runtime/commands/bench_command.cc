@@ -21,12 +21,15 @@
 ABSL_FLAG(std::string, prompt_lengths, "512,3700",
           "prefill speed at these prompt lengths; the first also times the first token");
 ABSL_FLAG(std::string, depths, "0,4096,16384", "decode speed at these context depths");
+ABSL_FLAG(bool, no_decode_ahead, false,
+          "time decode one step at a time, not with the next step queued before the host waits for the last "
+          "(as `kiln run` decodes greedily)");
 
 namespace kiln::runtime {
 namespace {
 
 constexpr char kBenchUsageHead[] = R"(usage: kiln bench -b X.kiln -m X.gguf [--json] [--steps N]
-                  [--prompt-lengths 512,3700] [--depths 0,4096,16384]
+                  [--prompt-lengths 512,3700] [--depths 0,4096,16384] [--no-decode-ahead]
 
 Measures the bundle on this GPU and prints one table (--json: the same
 data): prefill tok/s per prompt length; decode tok/s and ms/token at each
@@ -46,6 +49,9 @@ unless --ctx-size is given.
   --depths D,..          decode context depths (default 0,4096,16384)
   --steps N              decode steps timed at each depth (default 128)
   --reps N               prefill repetitions; the median counts (default 3)
+  --no-decode-ahead      time decode one step at a time (the host waits for
+                         each token before it queues the next step) instead
+                         of with the next step queued ahead, as `kiln run` does
   --json                 JSON instead of the table
 )";
 
@@ -57,6 +63,7 @@ absl::StatusOr<BenchOptions> OptionsFromFlags() {
   ASSIGN_OR_RETURN(o.depths, ParseLengthList(absl::GetFlag(FLAGS_depths), "depths", true));
   o.steps = absl::GetFlag(FLAGS_steps);
   o.reps = absl::GetFlag(FLAGS_reps);
+  o.decode_ahead = !absl::GetFlag(FLAGS_no_decode_ahead);
   RETURN_IF_ERROR(CheckBenchOptions(o));
   return o;
 }
@@ -74,6 +81,7 @@ absl::StatusOr<BenchReport> Bench(const BenchOptions& o) {
   r.context = ex.context();
   r.kernels_per_token = m.decode().launches_size() + 1;
   r.bytes_known = HasReadBytes(m);
+  r.decode_ahead = o.decode_ahead;
 
   // The first request after start-up, then the same one again: warm-up in
   // Executor::Create should make them equal.
@@ -92,7 +100,7 @@ absl::StatusOr<BenchReport> Bench(const BenchOptions& o) {
   }
   for (int64_t depth : o.depths) {
     PerfProgress("bench", absl::StrCat("decode at depth ", depth));
-    ASSIGN_OR_RETURN(DecodeRun run, RunDecode(ex, m, depth, o.warmup, o.steps, o.profile_steps));
+    ASSIGN_OR_RETURN(DecodeRun run, RunDecode(ex, m, depth, o.warmup, o.steps, o.profile_steps, o.decode_ahead));
     r.decode.push_back(run.result);
   }
 

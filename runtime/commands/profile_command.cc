@@ -95,7 +95,7 @@ absl::StatusOr<Profile> Measure(GroupBy group) {
   p.context = ex.context();
 
   PerfProgress("profile", absl::StrCat("decode at depth ", o.depths[0]));
-  ASSIGN_OR_RETURN(DecodeRun run, RunDecode(ex, m, o.depths[0], o.warmup, o.steps, o.profile_steps));
+  ASSIGN_OR_RETURN(DecodeRun run, RunDecode(ex, m, o.depths[0], o.warmup, o.steps, o.profile_steps, /*ahead=*/true));
   const int64_t profiled = static_cast<int64_t>(run.launch_us.size());
   ASSIGN_OR_RETURN(p.decode, BuildKernelTable(m, m.decode(), "decode step",
                                               {1, run.profile_position + profiled / 2, ex.context()}, run.launch_us,

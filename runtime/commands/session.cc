@@ -90,31 +90,50 @@ absl::StatusOr<Generated> Generate(Executor& executor, Sampler& sampler, const t
                                    const StepResult& first, const GenerateOptions& options,
                                    const std::function<void(int32_t)>& on_token) {
   Generated out;
+  if (options.n_predict == 0) return out;
   const bool dump = options.dump != nullptr;
+  // Records a sampled id; true when generation stops after it.
+  auto take = [&](int32_t id) {
+    out.ids.push_back(id);
+    if (on_token) on_token(id);
+    out.hit_eog = options.stop_at_eog && tok.IsEog(id);
+    return out.hit_eog || (options.n_predict >= 0 && static_cast<int64_t>(out.ids.size()) == options.n_predict);
+  };
+  if (sampler.greedy() && !dump) {
+    // The host reads only the device's argmax, so the next step runs while
+    // it does (Executor::DecodeGreedy). A token that stops generation is
+    // not fed.
+    if (take(first.argmax)) return out;
+    const int64_t room = executor.context() - executor.position();
+    bool stopped = false;
+    if (room > 0) {
+      ASSIGN_OR_RETURN(out.fed, executor.DecodeGreedy(first.argmax, room, [&](int32_t id) {
+        stopped = take(id);
+        return !stopped;
+      }));
+    }
+    out.context_full = !stopped;
+    return out;
+  }
   const Logits step_logits = dump || !sampler.greedy() ? Logits::kLast : Logits::kNone;
-  StepResult cur = first;
   const int64_t v = executor.n_vocab();
-  for (int64_t i = 0; options.n_predict < 0 || i < options.n_predict; ++i) {
+  StepResult cur = first;
+  while (true) {
     // The device already chose the argmax; logits travel only to sample.
     const absl::Span<const float> last_row =
         cur.logits.size() >= static_cast<size_t>(v) ? absl::MakeConstSpan(cur.logits).last(v) : absl::Span<const float>();
-    const int32_t id = sampler.greedy() ? cur.argmax : sampler.Sample(last_row);
-    out.ids.push_back(id);
-    if (on_token) on_token(id);
-    const bool stop = options.stop_at_eog && tok.IsEog(id);
-    out.hit_eog = stop;
-    const bool last = options.n_predict >= 0 && i + 1 == options.n_predict;
+    const bool stop = take(sampler.greedy() ? cur.argmax : sampler.Sample(last_row));
     // Feed the token only if something will read the result: the next
     // sample, or its logits row in a dump.
-    if ((stop || last) && !dump) break;
+    if (stop && !dump) break;
     if (executor.position() >= executor.context()) {
       out.context_full = true;
       break;
     }
-    ASSIGN_OR_RETURN(cur, executor.Decode(id, step_logits));
+    ASSIGN_OR_RETURN(cur, executor.Decode(out.ids.back(), step_logits));
     out.fed += 1;
     if (dump) options.dump->insert(options.dump->end(), cur.logits.begin(), cur.logits.end());
-    if (stop || last) break;
+    if (stop) break;
   }
   return out;
 }

@@ -38,7 +38,7 @@ absl::StatusOr<Attribution> MeasureAttribution(Executor& ex, const Manifest& m, 
   a.position = depth + warmup + steps / 2;
   ASSIGN_OR_RETURN(std::vector<LaunchGroup> groups, GroupLaunchesByKernel(m, m.decode()));
   ASSIGN_OR_RETURN(std::vector<ReadBytes> each, PlanLaunchReadBytes(m, m.decode(), 1, a.position, ex.context()));
-  ASSIGN_OR_RETURN(DecodeRun compiled, RunDecode(ex, m, depth, warmup, steps, 0));
+  ASSIGN_OR_RETURN(DecodeRun compiled, RunDecode(ex, m, depth, warmup, steps, 0, /*ahead=*/true));
   a.compiled_ms = compiled.result.ms_per_token;
   // Whatever happens below, decoding goes on through the compiled graph
   // (an empty swap cannot fail) before the ring and the probe go.
@@ -62,7 +62,7 @@ absl::StatusOr<Attribution> MeasureAttribution(Executor& ex, const Manifest& m, 
       RETURN_IF_ERROR(probe.Launch(stream, ring.buffer.ptr() + (*offsets)[it->second], bytes[it->second]));
       return true;
     }));
-    ASSIGN_OR_RETURN(DecodeRun run, RunDecode(ex, m, depth, warmup, steps, 0));
+    ASSIGN_OR_RETURN(DecodeRun run, RunDecode(ex, m, depth, warmup, steps, 0, /*ahead=*/true));
     row.ms_per_token = run.result.ms_per_token;
     a.rows.push_back(std::move(row));
   }

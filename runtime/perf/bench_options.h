@@ -18,6 +18,7 @@ struct BenchOptions {
   int64_t warmup = 4;          // greedy steps before timing (the first writes token and position)
   int64_t profile_steps = 16;  // decode steps run eagerly per depth for the kernel time
   int64_t reps = 3;            // prefill repetitions (the median counts)
+  bool decode_ahead = true;    // queue each decode step before waiting for the last (Executor::DecodeGreedy)
 };
 
 // "512,3700" -> {512, 3700}: positive (or, with `allow_zero`, non-negative)

@@ -22,6 +22,8 @@ std::string FormatBenchReport(const BenchReport& r) {
                absl::StrFormat("first request %.2f ms, second %.2f ms", r.first_ttft_ms, r.second_ttft_ms)});
   head.AddRow({"kernels per token", absl::StrFormat("%d (decode plan + step advance, one graph)",
                                                     r.kernels_per_token)});
+  head.AddRow({"decode loop", r.decode_ahead ? "next step queued before the host waits for the last"
+                                             : "one step at a time (--no-decode-ahead)"});
   absl::StrAppend(&out, head.Render(), "\nprefill\n");
 
   TextTable prefill({"tokens", "ms", "tok/s"}, 0);
@@ -60,6 +62,7 @@ std::string BenchReportJson(const BenchReport& r) {
   w.Key("kernels").String(r.kernels);
   w.Key("context").Int(r.context);
   w.Key("kernels_per_token").Int(r.kernels_per_token);
+  w.Key("decode_ahead").Bool(r.decode_ahead);
   w.Key("bytes_known").Bool(r.bytes_known);
   w.Key("probe_gb_per_s").Double(r.probe_gb_per_s);
   w.Key("probe_bytes").Int(static_cast<int64_t>(r.probe_bytes));

@@ -45,6 +45,7 @@ struct BenchReport {
   std::string kernels;  // "cubin sm_90" or "PTX sm_90 (JIT)"
   int64_t context = 0;
   int64_t kernels_per_token = 0;  // the decode graph's kernels: the plan's launches + the step advance
+  bool decode_ahead = true;       // decode steps timed with the next one queued ahead (else one at a time)
   bool bytes_known = false;       // the bundle states what its kernels read
   double probe_gb_per_s = 0;      // read bandwidth of this GPU, measured in this run
   uint64_t probe_bytes = 0;

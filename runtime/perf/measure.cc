@@ -73,7 +73,7 @@ absl::StatusOr<PrefillResult> MeasurePrefill(Executor& ex, int64_t tokens, int64
 }
 
 absl::StatusOr<DecodeRun> RunDecode(Executor& ex, const Manifest& m, int64_t depth, int64_t warmup, int64_t steps,
-                                    int64_t profile_steps) {
+                                    int64_t profile_steps, bool ahead) {
   if (depth + warmup + steps > ex.context())
     return absl::InvalidArgumentError(absl::StrCat("decode from depth ", depth, " for ", warmup, " + ", steps,
                                                    " steps exceeds the context of ", ex.context(), " tokens"));
@@ -87,18 +87,29 @@ absl::StatusOr<DecodeRun> RunDecode(Executor& ex, const Manifest& m, int64_t dep
     ASSIGN_OR_RETURN(StepResult r, ex.Prefill(BenchTokens(depth, ex.n_vocab()), Logits::kNone));
     next = r.argmax;
   }
-  for (int64_t i = 0; i < warmup; ++i) {
-    ASSIGN_OR_RETURN(StepResult r, ex.Decode(next, Logits::kNone));
-    next = r.argmax;
-  }
+  // `n` greedy steps from `next`, which becomes the last step's argmax.
+  auto greedy = [&](int64_t n) -> absl::Status {
+    if (n == 0) return absl::OkStatus();
+    if (ahead) {
+      ASSIGN_OR_RETURN(int64_t ran, ex.DecodeGreedy(next, n, [&](int32_t id) {
+        next = id;
+        return true;
+      }));
+      RET_CHECK(ran == n);
+      return absl::OkStatus();
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      ASSIGN_OR_RETURN(StepResult r, ex.Decode(next, Logits::kNone));
+      next = r.argmax;
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(greedy(warmup));
   const int64_t start = ex.position();
   const int32_t start_token = next;
   ex.ResetCounters();
   const auto t0 = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < steps; ++i) {
-    ASSIGN_OR_RETURN(StepResult r, ex.Decode(next, Logits::kNone));
-    next = r.argmax;
-  }
+  RETURN_IF_ERROR(greedy(steps));
   d.ms_per_token = MsSince(t0) / static_cast<double>(steps);
   const ExecutorCounters c = ex.counters();
   d.launches_per_token = PerToken(c.launches, steps);

@@ -38,13 +38,14 @@ struct DecodeRun {
 };
 
 // Prefills `depth` tokens, decodes `warmup` greedy steps, then times `steps`
-// greedy steps through the decode graph (wall and host counters per token).
+// greedy steps through the decode graph (wall and host counters per token),
+// with Executor::DecodeGreedy when `ahead`, else one Decode at a time.
 // Then rewinds to where the timed steps began and runs `profile_steps` of
 // them eagerly with every launch timed, for the kernel time per token.
 // Bytes per token are the manifest's at the timed steps' middle position.
 // Needs depth + warmup + steps <= the executor's context.
 absl::StatusOr<DecodeRun> RunDecode(Executor& ex, const Manifest& m, int64_t depth, int64_t warmup, int64_t steps,
-                                    int64_t profile_steps);
+                                    int64_t profile_steps, bool ahead);
 
 // Profiles `reps` prefill chunks of `tokens` tokens at position 0.
 absl::StatusOr<std::vector<std::vector<double>>> ProfilePrefillChunks(Executor& ex, int64_t tokens, int64_t reps);

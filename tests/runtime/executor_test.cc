@@ -386,6 +386,109 @@ TEST_F(ExecutorGpuTest, PrefillAndGreedyDecodeMatchTheCpuModelExactly) {
   EXPECT_EQ(ex.position(), 43);
 }
 
+// DecodeGreedy queues each step before the host waits for the one before:
+// the tokens must be the CPU model's, a stop must leave the position at the
+// last token seen (the step queued past it forgotten), and whatever comes
+// next must see the right token and position.
+TEST_F(ExecutorGpuTest, GreedyDecodingAheadMatchesTheCpuModelAndStopsCleanly) {
+  ToyBundle tb = MakeToyBundle();
+  absl::StatusOr<std::unique_ptr<Executor>> e = Create(tb, Jit());
+  ASSERT_TRUE(e.ok()) << e.status();
+  Executor& ex = **e;
+  ToyModel cpu;
+  absl::StatusOr<StepResult> r = ex.Prefill(std::vector<int32_t>{3, 5, 7}, Logits::kNone);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<float> last;
+  for (int32_t t : {3, 5, 7}) last = cpu.Feed(t);
+  ASSERT_EQ(r->argmax, Argmax(last));
+
+  // 20 steps run through; the CPU model follows each token as it arrives.
+  int32_t next = r->argmax;
+  std::vector<int32_t> seen;
+  ex.ResetCounters();
+  absl::StatusOr<int64_t> ran = ex.DecodeGreedy(next, 20, [&](int32_t id) {
+    last = cpu.Feed(next);
+    EXPECT_EQ(id, Argmax(last)) << "step " << seen.size();
+    seen.push_back(id);
+    next = id;
+    return true;
+  });
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_EQ(*ran, 20);
+  EXPECT_EQ(seen.size(), 20u);
+  EXPECT_EQ(ex.position(), 23);
+  EXPECT_EQ(ex.counters().launches, 20);  // no step past the last
+  EXPECT_EQ(ex.counters().syncs, 20);
+  EXPECT_EQ(ex.counters().copies, 20);
+
+  // A stop after 5 steps: the sixth, already queued, is forgotten.
+  int calls = 0;
+  ran = ex.DecodeGreedy(next, 1000, [&](int32_t id) {
+    last = cpu.Feed(next);
+    EXPECT_EQ(id, Argmax(last)) << "step " << calls;
+    next = id;
+    return ++calls < 5;
+  });
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_EQ(*ran, 5);
+  EXPECT_EQ(ex.position(), 28);
+  // The device ran one step further; the next step must still be fed at 28.
+  absl::StatusOr<StepResult> d = ex.Decode(next, Logits::kLast);
+  ASSERT_TRUE(d.ok()) << d.status();
+  last = cpu.Feed(next);
+  ExpectRow(d->logits, 0, last, "the step after a stop");
+  next = d->argmax;
+  EXPECT_EQ(ex.position(), 29);
+
+  // A host-chosen token (not the device's argmax) starts a greedy run too.
+  ASSERT_TRUE(ex.Rewind(25).ok());
+  cpu.Rewind(25);
+  next = (Argmax(last) + 1) % kV;
+  ran = ex.DecodeGreedy(next, 3, [&](int32_t id) {
+    last = cpu.Feed(next);
+    EXPECT_EQ(id, Argmax(last));
+    next = id;
+    return true;
+  });
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_EQ(*ran, 3);
+  EXPECT_EQ(ex.position(), 28);
+
+  EXPECT_EQ(ex.DecodeGreedy(next, 0, [](int32_t) { return true; }).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(ex.DecodeGreedy(kV, 1, [](int32_t) { return true; }).status().message()),
+              HasSubstr("outside the vocabulary"));
+}
+
+TEST_F(ExecutorGpuTest, GreedyDecodingAheadEndsAtTheEndOfTheContext) {
+  ToyBundle tb = MakeToyBundle();
+  ExecutorOptions o = Jit();
+  o.context = 12;
+  absl::StatusOr<std::unique_ptr<Executor>> e = Create(tb, o);
+  ASSERT_TRUE(e.ok()) << e.status();
+  Executor& ex = **e;
+  ToyModel cpu;
+  const std::vector<int32_t> prompt = {1, 2, 3, 4, 5, 6, 7, 8};
+  absl::StatusOr<StepResult> r = ex.Prefill(prompt, Logits::kNone);
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (int32_t t : prompt) cpu.Feed(t);
+  int32_t next = r->argmax;
+  int calls = 0;
+  absl::StatusOr<int64_t> ran = ex.DecodeGreedy(next, 1000, [&](int32_t id) {
+    EXPECT_EQ(id, Argmax(cpu.Feed(next))) << "step " << calls;
+    next = id;
+    ++calls;
+    return true;
+  });
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_EQ(*ran, 4);
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(ex.position(), 12);
+  absl::Status s = ex.DecodeGreedy(next, 1, [](int32_t) { return true; }).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("the context of 12 tokens is full"));
+}
+
 TEST_F(ExecutorGpuTest, HostChosenTokensAndRewindAreFedCorrectly) {
   ToyBundle tb = MakeToyBundle();
   absl::StatusOr<std::unique_ptr<Executor>> e = Create(tb, Jit());

@@ -360,6 +360,7 @@ TEST_F(KilnRunGpuTest, BenchJsonHasEveryMeasurementAndTheToysCounts) {
   EXPECT_EQ(Field(s, "context").number_value(), 60);  // depth 40 + 4 warm-up + 16 timed steps
   EXPECT_EQ(Field(s, "kernels_per_token").number_value(), 4);  // 3 decode launches + the step advance
   EXPECT_TRUE(Field(s, "bytes_known").bool_value());
+  EXPECT_TRUE(Field(s, "decode_ahead").bool_value());
   EXPECT_GT(Field(s, "probe_gb_per_s").number_value(), 100);
   EXPECT_GT(Field(s, "startup_to_first_token_ms").number_value(), 0);
   EXPECT_EQ(Field(s, "ttft_prompt_tokens").number_value(), 8);
@@ -391,10 +392,11 @@ TEST_F(KilnRunGpuTest, BenchJsonHasEveryMeasurementAndTheToysCounts) {
     EXPECT_GT(Field(d, "gb_per_s").number_value(), 0);
     EXPECT_GT(Field(d, "probe_percent").number_value(), 0);
   }
-  o = Kiln(RunBench, Files({"--prompt-lengths", "8", "--depths", "0", "--steps", "8"}));
+  o = Kiln(RunBench, Files({"--prompt-lengths", "8", "--depths", "0", "--steps", "8", "--no-decode-ahead"}));
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_THAT(o.out, HasSubstr("kiln bench on NVIDIA "));
   EXPECT_THAT(o.out, HasSubstr("% of probe"));
+  EXPECT_THAT(o.out, HasSubstr("one step at a time (--no-decode-ahead)"));
   std::fprintf(stderr, "%s", o.out.c_str());
 }
 

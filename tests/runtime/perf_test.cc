@@ -359,6 +359,7 @@ TEST(BenchReportTest, TableShowsEveryMeasurement) {
   EXPECT_THAT(text, HasSubstr("first request 40.00 ms, second 39.00 ms"));
   EXPECT_THAT(text, HasSubstr("9.000 s"));
   EXPECT_THAT(text, HasSubstr("221 (decode plan + step advance, one graph)"));
+  EXPECT_THAT(text, HasSubstr("next step queued before the host waits for the last"));
   EXPECT_THAT(text, HasSubstr("% of probe"));
   EXPECT_THAT(text, HasSubstr("  3700  400.00   9250"));
   EXPECT_THAT(text, HasSubstr("100.0"));
@@ -366,16 +367,20 @@ TEST(BenchReportTest, TableShowsEveryMeasurement) {
   EXPECT_THAT(text, HasSubstr("1.500        75.0"));
   BenchReport r = SampleReport();
   r.bytes_known = false;
-  EXPECT_THAT(FormatBenchReport(r), HasSubstr("does not state the bytes its kernels read"));
+  r.decode_ahead = false;
+  text = FormatBenchReport(r);
+  EXPECT_THAT(text, HasSubstr("does not state the bytes its kernels read"));
+  EXPECT_THAT(text, HasSubstr("one step at a time (--no-decode-ahead)"));
 }
 
 TEST(BenchReportTest, JsonHasEveryField) {
   google::protobuf::Struct s = ParseJson(BenchReportJson(SampleReport()));
   for (const char* key : {"gpu", "kernels", "context", "kernels_per_token", "bytes_known", "probe_gb_per_s",
                           "probe_bytes", "startup_to_first_token_ms", "ttft_prompt_tokens", "first_ttft_ms",
-                          "second_ttft_ms", "prefill", "decode"})
+                          "second_ttft_ms", "decode_ahead", "prefill", "decode"})
     Field(s, key);
   EXPECT_EQ(Field(s, "gpu").string_value(), "NVIDIA H200");
+  EXPECT_TRUE(Field(s, "decode_ahead").bool_value());
   EXPECT_EQ(Field(s, "prefill").list_value().values_size(), 2);
   const google::protobuf::Struct& d = Field(s, "decode").list_value().values(0).struct_value();
   for (const char* key : {"depth", "steps", "tok_per_s", "ms_per_token", "kernel_ms_per_token", "kernel_fraction",
@@ -576,20 +581,24 @@ TEST_F(ExecutorPerfGpuTest, ProfiledStepsTimeEveryLaunchAndComputeTheSameTokens)
 TEST_F(ExecutorPerfGpuTest, RunDecodeReportsPerTokenCountsAndProfiles) {
   Executor& ex = *ex_;
   Manifest m = ToyWithBytes();  // same plans as the executor's, with bytes stated
-  absl::StatusOr<DecodeRun> run = RunDecode(ex, m, 10, 4, 20, 8);
-  ASSERT_TRUE(run.ok()) << run.status();
-  const DecodeResult& d = run->result;
-  EXPECT_EQ(d.depth, 10);
-  EXPECT_EQ(d.launches_per_token, 1.0);
-  EXPECT_EQ(d.syncs_per_token, 1.0);
-  EXPECT_EQ(d.copies_per_token, 1.0);
-  EXPECT_GT(d.ms_per_token, 0.0);
-  EXPECT_GT(d.kernel_ms_per_token, 0.0);
-  EXPECT_EQ(run->profile_position, 14);
-  EXPECT_EQ(run->launch_us.size(), 8u);
-  EXPECT_EQ(d.bytes_per_token.weights, 1000u);
-  EXPECT_EQ(d.bytes_per_token.kv, 4u * (14 + 10 + 1));  // middle position 24 attends to 25
-  EXPECT_FALSE(RunDecode(ex, m, 60, 4, 20, 8).ok());  // past the toy's 64 positions
+  // Both loops: one step at a time, and the next step queued ahead.
+  for (bool ahead : {false, true}) {
+    SCOPED_TRACE(ahead ? "ahead" : "one at a time");
+    absl::StatusOr<DecodeRun> run = RunDecode(ex, m, 10, 4, 20, 8, ahead);
+    ASSERT_TRUE(run.ok()) << run.status();
+    const DecodeResult& d = run->result;
+    EXPECT_EQ(d.depth, 10);
+    EXPECT_EQ(d.launches_per_token, 1.0);
+    EXPECT_EQ(d.syncs_per_token, 1.0);
+    EXPECT_EQ(d.copies_per_token, 1.0);
+    EXPECT_GT(d.ms_per_token, 0.0);
+    EXPECT_GT(d.kernel_ms_per_token, 0.0);
+    EXPECT_EQ(run->profile_position, 14);
+    EXPECT_EQ(run->launch_us.size(), 8u);
+    EXPECT_EQ(d.bytes_per_token.weights, 1000u);
+    EXPECT_EQ(d.bytes_per_token.kv, 4u * (14 + 10 + 1));  // middle position 24 attends to 25
+  }
+  EXPECT_FALSE(RunDecode(ex, m, 60, 4, 20, 8, true).ok());  // past the toy's 64 positions
 }
 
 // A swapped decode graph leaves the swapped launches out (here the argmax:
