@@ -24,8 +24,11 @@ using cuda::HostBuffer;
 // (spec/cuda-driver-api.md §2).
 // kiln_advance_step, appended to the captured decode graph: the next step's
 // token is this step's argmax and its position is one further, so a greedy
-// decode loop replays the graph with no host writes at all.
-//   tokens[0] = sampled[0]; position[0] += 1;
+// decode loop replays the graph with no host writes at all; and the step's
+// (position, argmax) goes straight into pinned host memory, ring slot
+// position mod 2 (no copy on the stream between two steps):
+//   p = position[0]; tokens[0] = sampled[0]; position[0] = p + 1;
+//   ring[p & 1] = {p, sampled[0]};
 // kiln_hold(ns) spins for `ns` nanoseconds of the GPU's %globaltimer, so the
 // host can queue a whole profiled plan before the GPU starts it.
 constexpr char kKilnPtx[] = R"(.version 7.0
@@ -35,23 +38,30 @@ constexpr char kKilnPtx[] = R"(.version 7.0
 .visible .entry kiln_advance_step(
 	.param .u64 kiln_advance_step_param_0,
 	.param .u64 kiln_advance_step_param_1,
-	.param .u64 kiln_advance_step_param_2
+	.param .u64 kiln_advance_step_param_2,
+	.param .u64 kiln_advance_step_param_3
 )
 {
-	.reg .b32 	%r<4>;
-	.reg .b64 	%rd<7>;
+	.reg .b32 	%r<5>;
+	.reg .b64 	%rd<11>;
 
 	ld.param.u64 	%rd1, [kiln_advance_step_param_0];
 	ld.param.u64 	%rd2, [kiln_advance_step_param_1];
 	ld.param.u64 	%rd3, [kiln_advance_step_param_2];
+	ld.param.u64 	%rd7, [kiln_advance_step_param_3];
 	cvta.to.global.u64 	%rd4, %rd1;
 	cvta.to.global.u64 	%rd5, %rd2;
 	cvta.to.global.u64 	%rd6, %rd3;
+	cvta.to.global.u64 	%rd8, %rd7;
 	ld.global.u32 	%r1, [%rd6];
 	st.global.u32 	[%rd4], %r1;
 	ld.global.u32 	%r2, [%rd5];
 	add.s32 	%r3, %r2, 1;
 	st.global.u32 	[%rd5], %r3;
+	and.b32 	%r4, %r2, 1;
+	mul.wide.u32 	%rd9, %r4, 8;
+	add.s64 	%rd10, %rd8, %rd9;
+	st.global.v2.u32 	[%rd10], {%r2, %r1};
 	ret;
 }
 
@@ -91,7 +101,7 @@ struct IoLayout {
   uint64_t step_token = 0;       // i32: decode token written by the host
   uint64_t step_position = 0;    // i32: decode position written by the host
   uint64_t argmax = 0;           // i32: sampled_buffer copied back
-  uint64_t ahead = 0;            // i32[kStepsAhead]: DecodeGreedy's argmax of each step in flight
+  uint64_t ring = 0;             // {i32 position, i32 argmax}[2]: kiln_advance_step's, slot position mod 2
   uint64_t logits = 0;           // f32[n_vocab]
   uint64_t size = 0;
 };
@@ -103,8 +113,8 @@ IoLayout MakeIoLayout(int64_t max_tokens, int64_t n_vocab) {
   l.step_token = l.position + 4;
   l.step_position = l.position + 8;
   l.argmax = l.position + 12;
-  l.ahead = l.position + 16;
-  l.logits = l.ahead + 16;
+  l.ring = l.position + 16;
+  l.logits = l.ring + 16;
   l.size = l.logits + static_cast<uint64_t>(n_vocab) * 4;
   return l;
 }
@@ -213,8 +223,10 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const Manifest& m, co
                       FormatBytes(e->memory_.run_bytes), e->context_));
 
   const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), e->n_vocab_);
-  ASSIGN_OR_RETURN(e->io_, HostBuffer::Allocate(*e->ctx_, io.size));
+  // Mapped: kiln_advance_step writes each decode step's argmax into it.
+  ASSIGN_OR_RETURN(e->io_, HostBuffer::Allocate(*e->ctx_, io.size, CU_MEMHOSTALLOC_DEVICEMAP));
   std::memset(e->io_.data(), 0, io.size);
+  ASSIGN_OR_RETURN(e->io_device_, e->io_.DevicePointer());
   RETURN_IF_ERROR(e->Warm());
   e->counters_ = {};  // from here on, requests only
   return e;
@@ -511,10 +523,11 @@ absl::StatusOr<std::unique_ptr<cuda::Graph>> Executor::CaptureDecode(const Launc
   const Manifest& m = *m_;
   CUdeviceptr tokens = BufferPtr(m.tokens_buffer()), position = BufferPtr(m.position_buffer()),
               sampled = BufferPtr(m.sampled_buffer());
+  CUdeviceptr ring = io_device_ + MakeIoLayout(m.prefill().max_tokens(), n_vocab_).ring;
   ASSIGN_OR_RETURN(std::unique_ptr<cuda::Graph> graph, stream_->Capture([&]() -> absl::Status {
     // P is 0 here and unused: CheckDecodeGraphable made sure no Expr reads it.
     RETURN_IF_ERROR(RunPlan(*decode_, ExprEnv{1, 0, context_}, swap));
-    void* params[3] = {&tokens, &position, &sampled};
+    void* params[4] = {&tokens, &position, &sampled, &ring};
     cuda::LaunchConfig one;  // 1 block of 1 thread, no PDL: runs after decode completes
     return stream_->Launch(advance_, one, params);
   }));
@@ -642,12 +655,11 @@ absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
   ++counters_.launches;
   const cuda::Graph& graph = swapped_graph_ != nullptr ? *swapped_graph_ : *decode_graph_;
   RETURN_IF_ERROR(WithContext(graph.Launch(*stream_), what));
-  RETURN_IF_ERROR(ToHost(io_.data() + io.argmax, BufferPtr(m.sampled_buffer()), 4));
   if (logits != Logits::kNone)
     RETURN_IF_ERROR(ToHost(io_.data() + io.logits, BufferPtr(m.logits_buffer()), n_vocab_ * 4));
   RETURN_IF_ERROR(Wait(what));
   StepResult result;
-  result.argmax = LoadI32(io_.data() + io.argmax);
+  ASSIGN_OR_RETURN(result.argmax, RingArgmax(position_));
   if (logits != Logits::kNone) {
     const float* row = reinterpret_cast<const float*>(io_.data() + io.logits);
     result.logits.assign(row, row + n_vocab_);
@@ -659,24 +671,29 @@ absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
   return result;
 }
 
+absl::StatusOr<int32_t> Executor::RingArgmax(int64_t position) const {
+  const uint8_t* slot = io_.data() + MakeIoLayout(m_->prefill().max_tokens(), n_vocab_).ring + 8 * (position & 1);
+  const int32_t at = LoadI32(slot);
+  if (at != position)
+    return absl::InternalError(absl::StrCat("the decode step at position ", position, " left its argmax under position ",
+                                            at));
+  return LoadI32(slot + 4);
+}
+
 absl::StatusOr<int64_t> Executor::DecodeGreedy(int32_t token, int64_t max_steps,
                                                const std::function<bool(int32_t)>& on_token) {
   if (max_steps < 1) return absl::InvalidArgumentError(absl::StrCat("greedy decoding of ", max_steps, " steps"));
   RETURN_IF_ERROR(WriteDecodeInputs(token));
-  const IoLayout io = MakeIoLayout(m_->prefill().max_tokens(), n_vocab_);
-  const CUdeviceptr sampled = BufferPtr(m_->sampled_buffer());
   const cuda::Graph& graph = swapped_graph_ != nullptr ? *swapped_graph_ : *decode_graph_;
-  static_assert(kStepsAhead * 4 <= 16, "IoLayout.ahead holds four slots");
   const int64_t start = position_;
-  auto slot = [&](int64_t k) { return io_.data() + io.ahead + 4 * (k % kStepsAhead); };
-  // Step k (position start + k) copies its argmax to ring slot k and
-  // records step_done_[k]; the host writes nothing between steps.
+  // Step k (position start + k) leaves its argmax in ring slot (start + k)
+  // mod 2 (kiln_advance_step) and records step_done_[k mod 2]; the host
+  // writes nothing between steps, and step k + 2, which reuses the slot, is
+  // queued only once the host has read it.
   auto queue = [&](int64_t k) -> absl::Status {
-    const std::string what = absl::StrCat("decode at position ", start + k);
     ++counters_.launches;
-    RETURN_IF_ERROR(WithContext(graph.Launch(*stream_), what));
-    RETURN_IF_ERROR(WithContext(ToHost(slot(k), sampled, 4), what));
-    return WithContext(step_done_[k % kStepsAhead]->Record(*stream_), what);
+    RETURN_IF_ERROR(WithContext(graph.Launch(*stream_), absl::StrCat("decode at position ", start + k)));
+    return WithContext(step_done_[k % kStepsAhead]->Record(*stream_), absl::StrCat("decode at position ", start + k));
   };
   auto wait = [&](int64_t k) -> absl::Status {
     ++counters_.syncs;
@@ -695,7 +712,7 @@ absl::StatusOr<int64_t> Executor::DecodeGreedy(int32_t token, int64_t max_steps,
         ++queued;
       }
       RETURN_IF_ERROR(wait(kept));
-      last = LoadI32(slot(kept));
+      ASSIGN_OR_RETURN(last, RingArgmax(start + kept));
       ++kept;
       position_ = start + kept;
       if (!on_token(last) || queued == kept) return absl::OkStatus();

@@ -48,7 +48,8 @@ struct StepResult {
 
 // What requests cost the host since Executor::Create (or ResetCounters):
 // `kiln bench` divides them by the tokens fed. A greedy decode step is one
-// graph launch, one copy (the argmax) and one sync.
+// graph launch and one sync: its argmax arrives in mapped pinned memory,
+// no copy.
 struct ExecutorCounters {
   int64_t launches = 0;  // kernel and graph launches (cuLaunchKernelEx, cuGraphLaunch)
   int64_t syncs = 0;     // waits of the host for the GPU
@@ -84,7 +85,8 @@ class Executor {
   absl::StatusOr<StepResult> Prefill(absl::Span<const int32_t> tokens, Logits logits);
   // Feeds one token at position() with one launch of the decode graph.
   // Writes nothing from the host when `token` is the previous step's device
-  // argmax (greedy decoding); copies back only the argmax unless `logits`.
+  // argmax (greedy decoding); copies nothing back unless `logits` (the
+  // argmax arrives in mapped pinned memory).
   absl::StatusOr<StepResult> Decode(int32_t token, Logits logits);
   // Greedy decoding with the next step queued before the host waits for
   // the current one, so the GPU never idles on the host between tokens:
@@ -93,7 +95,7 @@ class Executor {
   // false, `max_steps` steps have run or the context is full. A step
   // already queued past the one that stopped is waited for and forgotten:
   // position() counts only the steps whose argmax `on_token` saw. Returns
-  // that count. Each step is one graph launch, one copy and one wait.
+  // that count. Each step is one graph launch and one wait.
   absl::StatusOr<int64_t> DecodeGreedy(int32_t token, int64_t max_steps,
                                        const std::function<bool(int32_t)>& on_token);
   // Forgets positions >= `position` (their KV entries are overwritten by
@@ -169,6 +171,10 @@ class Executor {
   // Copies `rows` logits rows starting at `first_row` to the host.
   absl::Status ReadLogits(int64_t first_row, int64_t rows, std::vector<float>* out);
   absl::Status Wait(absl::string_view what);
+  // The argmax kiln_advance_step left in io_'s ring for the decode step at
+  // `position`, once that step has been waited for; Internal if the slot
+  // holds another position's.
+  absl::StatusOr<int32_t> RingArgmax(int64_t position) const;
   // Rows the prefill plan leaves in logits_buffer for a step of T tokens:
   // T when the buffer holds T rows, else 1 (the last row, at row 0).
   int64_t LogitsRows(int64_t t) const;
@@ -193,14 +199,15 @@ class Executor {
   std::unique_ptr<cuda::Event> done_;
   // DecodeGreedy: one step runs while the host waits for the one before.
   static constexpr int kStepsAhead = 2;
-  std::unique_ptr<cuda::Event> step_done_[kStepsAhead];  // per ring slot: that step's argmax copied back
+  std::unique_ptr<cuda::Event> step_done_[kStepsAhead];  // step k's completion in slot k mod 2
   // Launches beside the next (Launch.beside_next) run on side_stream_,
   // after fork_ (recorded on stream_); stream_ waits for join_.
   std::unique_ptr<cuda::Stream> side_stream_;
   std::unique_ptr<cuda::Event> fork_, join_;
   std::vector<cuda::DeviceBuffer> buffers_;  // per Manifest.buffers
   std::vector<CUdeviceptr> buffer_ptrs_;     // aligned base of each buffer (0 when not allocated)
-  cuda::HostBuffer io_;                      // pinned: tokens, position, argmax, one logits row
+  cuda::HostBuffer io_;                      // pinned, mapped: tokens, position, argmax, the decode ring, one logits row
+  CUdeviceptr io_device_ = 0;                // io_ as the device writes it
   std::unique_ptr<Plan> load_, prefill_, decode_;
   std::unique_ptr<cuda::Graph> decode_graph_;
   std::unique_ptr<cuda::Graph> swapped_graph_;  // SwapDecodeLaunches': replayed instead while set

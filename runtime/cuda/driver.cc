@@ -320,6 +320,13 @@ absl::StatusOr<HostBuffer> HostBuffer::Allocate(const Context& ctx, uint64_t byt
   return b;
 }
 
+absl::StatusOr<CUdeviceptr> HostBuffer::DevicePointer() const {
+  CUdeviceptr d = 0;
+  CUresult r = api_->cuMemHostGetDevicePointer(&d, p_, 0);
+  if (r != CUDA_SUCCESS) return CuError(r, "cuMemHostGetDevicePointer", absl::StrCat(size_, " bytes of pinned memory"));
+  return d;
+}
+
 HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
   if (this != &o) {
     Free();

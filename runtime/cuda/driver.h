@@ -48,6 +48,7 @@ namespace kiln::runtime::cuda {
   X(cuMemAlloc, 3020)                     \
   X(cuMemFree, 3020)                      \
   X(cuMemHostAlloc, 2020)                 \
+  X(cuMemHostGetDevicePointer, 3020)      \
   X(cuMemFreeHost, 2000)                  \
   X(cuMemcpyHtoDAsync, 3020)              \
   X(cuMemcpyDtoHAsync, 3020)              \
@@ -258,6 +259,9 @@ class HostBuffer {
 
   uint8_t* data() const { return static_cast<uint8_t*>(p_); }
   uint64_t size() const { return size_; }
+  // Where kernels write it (allocated with CU_MEMHOSTALLOC_DEVICEMAP):
+  // cuMemHostGetDevicePointer.
+  absl::StatusOr<CUdeviceptr> DevicePointer() const;
   void Free();
 
  private:
