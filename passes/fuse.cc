@@ -205,17 +205,6 @@ class Fuser {
       g.results = u->results();
       if (Outline(g)) return;
     }
-    // (g) A greedy decode's LM head takes the argmax of its row along: one
-    // launch, the logits still yielded.
-    if (g.family == "matvec") {
-      for (Op* user : users) {
-        if (user->kind() != OpKind::kArgmax || user->operand(0) != mm->result()) continue;
-        Group with = plain;
-        with.ops.push_back(user);
-        with.results = {mm->result(), user->result()};
-        if (Outline(with)) return;
-      }
-    }
     Outline(plain);
   }
 

@@ -51,20 +51,10 @@
 // sum(w x) = (scale d1/128) (128 dot(q, q1) + dot(q, q2))
 //            + (scale q_offset + offset) sum(x).
 // reference_kernels.cc reproduces the quantization exactly.
-//
-// argmax (a greedy decode's LM head): each thread keeps the best (value,
-// row) of the rows it stores; at the end the block reduces them
-// (block_best.h) and thread 0 folds its pair into one u64 key in
-// argmax_state with atom.max (value bits made to sort as unsigned, the row's
-// complement below), then counts the block in with an acq_rel atomic; the
-// last block exchanges the key for 0, writes its row to argmax_out and
-// resets the count. kArgmax's separate launch is gone from the decode step.
 #include <algorithm>
 #include <functional>
-#include <limits>
 
 #include "absl/status/status.h"
-#include "compiler/codegen/block_best.h"
 #include "compiler/codegen/emitters.h"
 #include "compiler/codegen/kernel_plans.h"
 #include "compiler/codegen/weight_decoder.h"
@@ -174,11 +164,6 @@ class MatVecEmitter {
   // silu(extra)). StorePair: kSiluMulPairs, out[t][j] = silu(g) u.
   void StoreRow(Value* t, Value* row, Value* v);
   void StorePair(Value* t, Value* j, Value* g, Value* u);
-  // KernelSpec.argmax: the block's best (value, row) of the rows its threads
-  // stored, then the grid's, into argmax_out. Every thread, at the end.
-  void FinishArgmax();
-  // FinishArgmax if the spec asks, then the kernel's return.
-  void Finish();
   // Points the row pointers (and block_row0_) at row tile `tile`.
   void SetTile(Value* tile);
   // Row tile `tile`'s row pointers: the int8/weight rows, the planar scale
@@ -237,9 +222,6 @@ class MatVecEmitter {
   std::vector<Value*> ss_;                            // [token] vars
   std::vector<Value*> rms_scale_;                     // [token], warp_reduce with RMSNorm
   Value* tokens_ = nullptr;
-  // KernelSpec.argmax: this thread's best (value, row) among the rows it stored.
-  Value* best_v_ = nullptr;
-  Value* best_i_ = nullptr;
 };
 
 absl::Status MatVecEmitter::Emit() {
@@ -252,10 +234,6 @@ absl::Status MatVecEmitter::Emit() {
   gtid_ = b_.CreateURem(tid_, kb_.I32c(plan_.group_threads));
   gwarp_ = b_.CreateLShr(gtid_, kb_.I32c(5));
   tile0_ = b_.CreateMul(kb_.Ctaid(0), kb_.I32c(RT));
-  if (spec_.argmax) {
-    best_v_ = kb_.Var(kb_.F32(), kb_.F32c(-std::numeric_limits<float>::infinity()), "best_v");
-    best_i_ = kb_.Var(kb_.I32(), kb_.I32c(std::numeric_limits<int32_t>::max()), "best_i");
-  }
   Value* X = kb_.Param("x");
   tokens_ = kb_.Param("T");
   Value* last_token = b_.CreateSub(b_.CreateSelect(b_.CreateICmpSGT(tokens_, kb_.I32c(1)), tokens_, kb_.I32c(1)),
@@ -321,12 +299,12 @@ absl::Status MatVecEmitter::Emit() {
   if (S > 0) {
     StreamItems(items);
     if (!spec_.matvec.release_early) kb_.GridDependencyLaunchDependents();
-    Finish();
+    kb_.Finish();
     return absl::OkStatus();
   }
   if (plan_.pipeline) {
     PipelineItems(BlockItems(), std::move(raw0));
-    Finish();
+    kb_.Finish();
     return absl::OkStatus();
   }
   // The current tile's K loop; raw: its first chunk's loads, if issued.
@@ -379,7 +357,7 @@ absl::Status MatVecEmitter::Emit() {
     }, /*unroll=*/1);
     kb_.GridDependencyLaunchDependents();
   }
-  Finish();
+  kb_.Finish();
   return absl::OkStatus();
 }
 
@@ -1038,12 +1016,6 @@ void MatVecEmitter::StoreRow(Value* t, Value* row, Value* v) {
   Value* ptr = kb_.Gep(out, b_.CreateShl(idx, kb_.I64c(2)));
   if (spec_.epilogue == Epilogue::kStore) {
     kb_.Store(v, ptr, 4);
-    if (best_v_ != nullptr) {  // NaN and -inf are never a row's maximum (kArgmax's rule)
-      Value* take = b_.CreateAnd(BetterPair(kb_, v, row, kb_.Get(best_v_), kb_.Get(best_i_)),
-                                 b_.CreateFCmpOGT(v, kb_.F32c(-std::numeric_limits<float>::infinity())));
-      kb_.Set(best_v_, b_.CreateSelect(take, v, kb_.Get(best_v_)));
-      kb_.Set(best_i_, b_.CreateSelect(take, row, kb_.Get(best_i_)));
-    }
   } else if (spec_.epilogue == Epilogue::kSiluMulWith) {
     Value* g = kb_.LoadInput(kb_.F32(), kb_.Gep(kb_.Param("extra"), b_.CreateShl(idx, kb_.I64c(2))), 4);
     kb_.Store(b_.CreateFMul(Silu(g), v), ptr, 4);
@@ -1052,45 +1024,6 @@ void MatVecEmitter::StoreRow(Value* t, Value* row, Value* v) {
   } else {
     kb_.Store(b_.CreateFAdd(kb_.Load(kb_.F32(), ptr, 4), v), ptr, 4);
   }
-}
-
-void MatVecEmitter::Finish() {
-  if (spec_.argmax) FinishArgmax();
-  kb_.Finish();
-}
-
-void MatVecEmitter::FinishArgmax() {
-  const int32_t kNone = std::numeric_limits<int32_t>::max();
-  Value* state = kb_.Param("argmax_state");  // u64 best key, then u32 arrivals
-  Value* arrivals = kb_.Gep(state, int64_t{8});
-  const int64_t blocks = (spec_.rows + int64_t{plan_.rows_per_block} * plan_.row_tiles - 1) /
-                         (int64_t{plan_.rows_per_block} * plan_.row_tiles);
-  BlockBest(kb_, kb_.Gep(smem_, plan_.best_offset), plan_.warps, kb_.Get(best_v_), kb_.Get(best_i_),
-            [&](Value* v, Value* row) {
-    // One u64 key orders (value, row) as BetterPair does: the value's bits
-    // made to sort as unsigned (negatives flipped, the sign bit set on the
-    // rest; -0 taken as +0, which it equals), the row's complement below
-    // (ties: the lower row is the larger key). 0 is no key.
-    kb_.If(b_.CreateICmpNE(row, kb_.I32c(kNone)), [&] {
-      Value* zero = b_.CreateFCmpOEQ(v, kb_.F32c(0.0f));
-      Value* bits = b_.CreateBitCast(b_.CreateSelect(zero, kb_.F32c(0.0f), v), kb_.I32());
-      Value* sortable = b_.CreateSelect(b_.CreateICmpSLT(bits, kb_.I32c(0)), b_.CreateNot(bits),
-                                        b_.CreateOr(bits, kb_.I32c(std::numeric_limits<int32_t>::min())));
-      Value* key = b_.CreateOr(b_.CreateShl(b_.CreateZExt(sortable, kb_.I64()), kb_.I64c(32)),
-                               b_.CreateZExt(b_.CreateNot(row), kb_.I64()));
-      kb_.AtomicMaxU64(state, key);
-    });
-    // acq_rel: releases this block's key; the last block to arrive acquires
-    // every other's, takes the key (leaving 0) and resets the count.
-    Value* before = kb_.AtomicAddAcqRelU32(arrivals, kb_.I32c(1));
-    kb_.If(b_.CreateICmpEQ(before, kb_.I32c(blocks - 1)), [&] {
-      Value* key = kb_.AtomicExchU64(state, kb_.I64c(0));
-      Value* best = b_.CreateSelect(b_.CreateICmpEQ(key, kb_.I64c(0)), kb_.I32c(0),
-                                    b_.CreateNot(b_.CreateTrunc(key, kb_.I32())));
-      kb_.Store(best, kb_.Param("argmax_out"), 4);
-      kb_.StoreVolatile(kb_.I32c(0), arrivals, 4);
-    });
-  });
 }
 
 void MatVecEmitter::StorePair(Value* t, Value* j, Value* g, Value* u) {

@@ -108,8 +108,6 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
     if (pieces % m.k_split != 0 || per_split % g.pieces_per_block != 0)
       return Bad(spec, "matvec.k_split must split the row into whole blocks");
   }
-  if (spec.argmax && (spec.epilogue != Epilogue::kStore || m.max_tokens != 1 || m.k_split != 1))
-    return Bad(spec, "argmax needs epilogue kStore, max_tokens 1 and k_split 1 (whole rows of one token)");
   if (m.row_tiles < 1 || m.row_tiles > 64) return Bad(spec, "matvec.row_tiles must be in [1, 64]");
   if (m.row_tiles > 1 && !m.stage_all)
     return Bad(spec, "matvec.row_tiles > 1 needs stage_all (the tiles share the staged activations)");
@@ -475,10 +473,6 @@ MatVecPlan PlanMatVec(const KernelSpec& spec) {
     p.stage_bytes = int64_t{16} * p.stage_windows * p.warps * p.rows_per_group;
     off += p.stage_bytes;
   }
-  if (spec.argmax) {
-    p.best_offset = off;
-    off += int64_t{8} * p.warps;
-  }
   p.shared_bytes = off;
   int64_t split_pieces = p.pieces / std::max(1, p.k_split);
   p.chunk_pieces = int64_t{p.group_threads} * p.unroll;
@@ -641,7 +635,6 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
         absl::StrCat("kernel name '", spec.name, "' is not a C identifier"));
   if (spec.rope_fused && spec.family != Family::kAttentionDecode)
     return Bad(spec, "rope_fused is for attention_decode only");
-  if (spec.argmax && spec.family != Family::kMatVec) return Bad(spec, "argmax is for matvec only");
   switch (spec.family) {
     case Family::kMatVec:
       return ValidateMatVec(spec, target);
@@ -707,10 +700,6 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       ptr("out");
       i32("T");
       if (spec.epilogue == Epilogue::kSiluMulWith) ptr("extra");  // f32 [T, rows], the gate
-      if (spec.argmax) {
-        ptr("argmax_out");    // i32
-        ptr("argmax_state");  // u64 best key, u32 arrivals
-      }
       if (spec.family == Family::kMatVec) {
         MatVecPlan p = PlanMatVec(spec);
         abi.block = {p.threads, 1, 1};

@@ -431,12 +431,4 @@ void KernelBuilder::AtomicAddF32(Value* ptr, Value* v) {
                      llvm::AtomicOrdering::Monotonic);
 }
 
-void KernelBuilder::AtomicMaxU64(Value* ptr, Value* v) {
-  b_.CreateAtomicRMW(llvm::AtomicRMWInst::UMax, ptr, v, llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic);
-}
-
-Value* KernelBuilder::AtomicExchU64(Value* ptr, Value* v) {
-  return b_.CreateAtomicRMW(llvm::AtomicRMWInst::Xchg, ptr, v, llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic);
-}
-
 }  // namespace kiln::codegen

@@ -190,10 +190,6 @@ class KernelBuilder {
   // reads from wrote. Returns the old value.
   llvm::Value* AtomicAddAcqRelU32(llvm::Value* ptr, llvm::Value* v);
   void AtomicAddF32(llvm::Value* ptr, llvm::Value* v);
-  // Relaxed 64-bit atomics (atom.global.max.u64, atom.global.exch.b64);
-  // exch returns the old value.
-  void AtomicMaxU64(llvm::Value* ptr, llvm::Value* v);
-  llvm::Value* AtomicExchU64(llvm::Value* ptr, llvm::Value* v);
 
  private:
   // The four elements of a 4-vector.

@@ -42,7 +42,6 @@ struct MatVecPlan {
   int stage_windows = 0;
   int64_t stage_offset = 0, stage_bytes = 0;
   int64_t shared_bytes = 0;  // static
-  int64_t best_offset = 0;   // KernelSpec.argmax: 8 bytes per warp for the block's best (value, index)
   int64_t chunk_pieces = 0;  // pieces per iteration: group_threads * unroll
   bool stage_all = false;    // the whole split is staged once, before the K loop
   int row_tiles = 1;         // tiles of rows_per_block rows per block (stage_all)

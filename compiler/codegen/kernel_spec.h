@@ -148,13 +148,6 @@ struct KernelSpec {
   // new token (q/k RMSNorm with eps, RoPE with rope_base, K/V into the
   // cache): it reads the raw qkv row and the two norm weights instead of q.
   bool rope_fused = false;
-  // kMatVec (epilogue kStore, one token, k_split 1): the kernel also writes
-  // the lowest index of the output row's largest value to `argmax_out[0]`
-  // (kArgmax's rule: NaN never the maximum, no finite maximum gives 0), the
-  // blocks meeting in `argmax_state` (u64 best key, u32 arrivals; zero
-  // before the launch and left zero by it). A greedy decode's LM head and
-  // its argmax in one launch.
-  bool argmax = false;
 
   // Activation element type between kernels is f32.
   MatVecSchedule matvec;

@@ -8,7 +8,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "compiler/lower/beside_launches.h"
 #include "compiler/lower/lower_load.h"
 #include "compiler/lower/lowering_context.h"
@@ -31,7 +30,6 @@ struct Io {
   uint32_t arena;
   uint32_t attn_partial = UINT32_MAX, attn_counter = UINT32_MAX, qkv_scratch = UINT32_MAX;
   uint32_t argmax_partial = UINT32_MAX, argmax_counter = UINT32_MAX;
-  uint32_t argmax_state = UINT32_MAX;  // a matvec's fused argmax: u64 best key, u32 arrivals
 };
 
 // kArgmax's block records (8 bytes per row and block) and per-row arrival
@@ -164,15 +162,8 @@ class StepLowering {
     }
     // Place the results (plan-buffers' offsets; IO for returned values).
     if (const ir::Attribute* off = op.attr("offset")) {
-      // One offset per result, ", "-separated.
-      const std::vector<std::string> offsets = absl::StrSplit(off->string_value(), ", ");
-      if (static_cast<int>(offsets.size()) != op.num_results())
-        return absl::InternalError(absl::StrCat("kernel with ", offsets.size(), " offsets for ", op.num_results(),
-                                                " results:\n  ", ir::PrintOpLine(op)));
-      for (int r = 0; r < op.num_results(); ++r) {
-        ASSIGN_OR_RETURN(Expr e, ParseAffine(offsets[r]));
-        if (!fixed_.count(op.result(r))) where_[op.result(r)] = {io_.arena, e};
-      }
+      ASSIGN_OR_RETURN(Expr e, ParseAffine(off->string_value()));
+      if (!fixed_.count(op.result(0))) where_[op.result(0)] = {io_.arena, e};
     } else if (op.num_results() > 0 && !fixed_.count(op.result(0))) {
       return absl::InternalError(absl::StrCat("kernel without an offset:\n  ", ir::PrintOpLine(op)));
     }
@@ -292,20 +283,7 @@ class StepLowering {
                          {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens), Ptr(extra)}, tokens);
     }
     if (one_token) s.matvec.max_tokens = 1;
-    std::vector<LaunchArg> args = {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens)};
-    if (const Op* argmax = FindIn(k, ir::OpKind::kArgmax)) {
-      // fuse's (g): the LM head with its row's argmax (KernelSpec.argmax).
-      if (!one_token || s.epilogue != codegen::Epilogue::kStore || argmax->operand(0) != mm->result() ||
-          k.num_results() != 2)
-        return Unsupported(k, "an argmax beside anything but a one-token matvec's stored row");
-      ASSIGN_OR_RETURN(Location best, At(k.result(1)));
-      if (io_.argmax_state == UINT32_MAX)  // zeroed at allocation, left zero by each launch
-        io_.argmax_state = ctx_.AddBuffer("argmax_state", Buffer::ACTIVATION, ConstExpr(16));
-      s.argmax = true;
-      args.push_back(Ptr(best));
-      args.push_back(Ptr({io_.argmax_state, ConstExpr(0)}));
-    }
-    RETURN_IF_ERROR(ctx_.Launch(plan_, s, args, tokens));
+    RETURN_IF_ERROR(ctx_.Launch(plan_, s, {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens)}, tokens));
     // A q/k/v part (PlaceQkvParts): it writes its rows of the qkv scratch
     // alone, and reads none of it.
     if (decode_ && out.buffer == io_.qkv_scratch)

@@ -146,7 +146,7 @@ std::string SpecKey(const codegen::KernelSpec& s) {
       static_cast<int>(s.family), "|", static_cast<int>(s.weight), "|", s.rows, "|", s.cols, "|",
       static_cast<int>(s.prologue), "|", static_cast<int>(s.epilogue), "|", s.pair_group, "|", s.eps, "|",
       s.row_bytes, "|", s.n_head, "|", s.n_head_kv, "|", s.head_dim, "|", s.rope_base, "|", s.attn_scale, "|",
-      s.kv_f16, "|", s.rope_fused, "|", s.argmax, "|", s.matvec.threads, ",", s.matvec.rows_per_block, ",", s.matvec.vector_bytes, ",",
+      s.kv_f16, "|", s.rope_fused, "|", s.matvec.threads, ",", s.matvec.rows_per_block, ",", s.matvec.vector_bytes, ",",
       s.matvec.k_split, ",", s.matvec.max_tokens, ",", s.matvec.unroll, ",", s.matvec.row_groups, ",",
       s.matvec.stage_all, ",", s.matvec.int8_activations, ",", s.matvec.row_tiles, ",", s.matvec.stream_stages, ",", s.matvec.release_early, ",", s.matvec.pipeline_loads, ",", s.matvec.pipeline_rows, ",", s.matvec.blocks_per_sm, ",", s.matvec.warp_reduce, "|", s.gemm.tile_m, ",", s.gemm.tile_n, ",", s.gemm.tile_k, ",",
       s.gemm.threads, ",", s.gemm.stages, ",", s.gemm.tensor_cores, "|", s.attention.threads, ",",
@@ -163,8 +163,7 @@ std::string SpecName(const codegen::KernelSpec& s, size_t index) {
     case codegen::Family::kMatVec:
     case codegen::Family::kGemm:
     case codegen::Family::kEmbed:
-      absl::StrAppend(&name, "_", codegen::WeightFormatName(s.weight), "_", s.rows, "x", s.cols,
-                      s.argmax ? "_argmax" : "");
+      absl::StrAppend(&name, "_", codegen::WeightFormatName(s.weight), "_", s.rows, "x", s.cols);
       break;
     default:
       break;

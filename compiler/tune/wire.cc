@@ -39,7 +39,6 @@ void VisitSpec(KernelSpec& s, F&& f) {
   f("attn_scale", s.attn_scale);
   f("kv_f16", s.kv_f16);
   f("rope_fused", s.rope_fused);
-  f("argmax", s.argmax);
   f("matvec.threads", s.matvec.threads);
   f("matvec.rows_per_block", s.matvec.rows_per_block);
   f("matvec.vector_bytes", s.matvec.vector_bytes);

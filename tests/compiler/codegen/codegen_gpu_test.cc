@@ -672,59 +672,6 @@ TEST(CodegenGpu, Argmax) {
   for (const KernelSpec& s : specs) CheckArgmax(gpu, l, s, rng);
 }
 
-// KernelSpec.argmax: the LM head's matvec also writes its row's argmax.
-// The logits must be the reference's; the index must be kArgmax's (the
-// reference) of the logits the GPU wrote; the state must be left zero for
-// the next launch; and a row copied into a lower row of another block ties
-// with it, which the lower row must win.
-TEST(CodegenGpu, MatVecWithArgmax) {
-  REQUIRE_GPU();
-  const std::vector<KernelSpec> specs = testing::ArgmaxMatVecs();
-  Loaded l = Load(gpu, specs);
-  uint32_t seed = 900;
-  for (const KernelSpec& s : specs) {
-    SCOPED_TRACE(s.name);
-    std::mt19937 rng(seed++);
-    std::vector<uint8_t> w, ws;
-    RandomWeights(rng, s.weight, s.rows, s.cols, &w, &ws);
-    const std::vector<float> x = RandomFloats(rng, size_t(s.cols));
-    const std::vector<float> nw = RandomFloats(rng, size_t(s.cols), 0.5f, 1.5f);
-    KernelSpec arg;  // the reference's argmax over the row the GPU wrote
-    arg.family = Family::kArgmax;
-    arg.rows = 1;
-    arg.cols = s.rows;
-    Buffers bufs(gpu);
-    const CUdeviceptr dx = bufs.Upload(x), dnw = bufs.Upload(nw), dstate = bufs.Upload(std::vector<uint8_t>(16, 0));
-    auto run = [&](int32_t* best) -> std::vector<float> {
-      const CUdeviceptr dw = bufs.Upload(w), dws = ws.empty() ? 0 : bufs.Upload(ws);
-      const CUdeviceptr dout = bufs.Poisoned(size_t(s.rows) * 4), dbest = bufs.Poisoned(4);
-      Launch(gpu, l, s.name, {P(dw), P(dws), P(dx), P(dnw), P(dout), I(1), P(dbest), P(dstate)}, 1);
-      *best = bufs.Download<int32_t>(dbest, 1)[0];
-      EXPECT_EQ(bufs.Download<uint64_t>(dstate, 2), std::vector<uint64_t>(2, 0)) << "state not left zero";
-      return bufs.Download<float>(dout, size_t(s.rows));
-    };
-    int32_t best = -1;
-    std::vector<float> got = run(&best);
-    std::vector<float> want(size_t(s.rows));
-    ASSERT_TRUE(reference::MatVec(s, w.data(), ws.data(), x.data(), nw.data(), want.data(), 1, nullptr).ok());
-    EXPECT_LT(RelErr(got, want), 1e-4);
-    int32_t want_best = -1;
-    ASSERT_TRUE(reference::Argmax(arg, got.data(), &want_best, static_cast<int32_t>(s.rows)).ok());
-    EXPECT_EQ(best, want_best);
-    // The best row's weights copied into row 1 (into the last row when the
-    // best is row 0 or 1): the two tie, the lower row wins.
-    const int64_t from = want_best, to = want_best <= 1 ? s.rows - 1 : 1;
-    const size_t rb = w.size() / size_t(s.rows), sb = ws.size() / size_t(s.rows);
-    std::copy_n(w.begin() + from * rb, rb, w.begin() + to * rb);
-    if (sb > 0) std::copy_n(ws.begin() + from * sb, sb, ws.begin() + to * sb);
-    got = run(&best);
-    ASSERT_EQ(got[size_t(from)], got[size_t(to)]) << "rows " << from << " and " << to << " should be equal";
-    EXPECT_EQ(best, std::min(from, to));
-    std::printf("%-20s argmax %d, then %d with row %lld copied to %lld\n", s.name.c_str(), want_best, best,
-                static_cast<long long>(from), static_cast<long long>(to));
-  }
-}
-
 TEST(CodegenGpu, PackCopy) {
   REQUIRE_GPU();
   KernelSpec pack;

@@ -60,10 +60,6 @@ TEST(CodegenPtxas, AllKernelsSm90) { CheckPtxas(AllSpecs(), Sm(90)); }
 // The row groups that reduce in their own warp (warp_reduce), pipelined or
 // not: ptxas takes them, nothing spills.
 TEST(CodegenPtxas, WarpReduceSm90) { CheckPtxas(testing::WarpReduceMatVecs(), Sm(90)); }
-// The LM head's matvec with its row's argmax, on every target.
-TEST(CodegenPtxas, ArgmaxMatVecs) {
-  for (int sm : {80, 89, 90}) CheckPtxas(testing::ArgmaxMatVecs(), Sm(sm));
-}
 TEST(CodegenPtxas, SchedulesOffDefaultSm90) {
   std::vector<KernelSpec> specs;
   for (WeightFormat f : testing::AllFormats()) {

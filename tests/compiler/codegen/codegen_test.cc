@@ -826,22 +826,6 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   warp_pairs.epilogue = Epilogue::kSiluMulPairs;
   warp_pairs.pair_group = 4;
   ExpectBad(warp_pairs, "matvec.warp_reduce with SiLU pairs needs whole pairs in a group: 4 rows a group, pair_group 4");
-  KernelSpec argmax_add = testing::MatVec("argmax_add", WeightFormat::kQ8_0Planar, 64, 64, Prologue::kNone,
-                                          Epilogue::kAddInPlace);
-  argmax_add.argmax = true;
-  ExpectBad(argmax_add, "argmax needs epilogue kStore, max_tokens 1 and k_split 1");
-  KernelSpec argmax_tokens = testing::MatVec("argmax_tokens", WeightFormat::kQ8_0Planar, 64, 64, Prologue::kNone,
-                                             Epilogue::kStore, 4);
-  argmax_tokens.argmax = true;
-  ExpectBad(argmax_tokens, "argmax needs epilogue kStore, max_tokens 1 and k_split 1");
-  KernelSpec argmax_gemm = testing::Gemm("argmax_gemm", WeightFormat::kQ8_0Planar, 64, 64);
-  argmax_gemm.argmax = true;
-  ExpectBad(argmax_gemm, "argmax is for matvec only");
-  absl::StatusOr<CompiledModule> argmax = EmitPtx(testing::ArgmaxMatVecs(), Sm(90));
-  ASSERT_TRUE(argmax.ok()) << argmax.status();
-  // The grid's best goes through one 64-bit atomic max and exchange.
-  EXPECT_TRUE(absl::StrContains(argmax->ptx, "atom.global.max.u64"));
-  EXPECT_TRUE(absl::StrContains(argmax->ptx, "atom.global.exch.b64"));
   absl::StatusOr<CompiledModule> warps = EmitPtx(testing::WarpReduceMatVecs(), Sm(90));
   EXPECT_TRUE(warps.ok()) << warps.status();
   EXPECT_GE(testing::WarpReduceMatVecs().size(), 20u);

@@ -239,30 +239,6 @@ std::vector<KernelSpec> WarpReduceMatVecs() {
   return out;
 }
 
-std::vector<KernelSpec> ArgmaxMatVecs() {
-  std::vector<KernelSpec> out;
-  auto add = [&](KernelSpec s, const MatVecSchedule& m) {
-    s.matvec = m;
-    s.argmax = true;
-    s.programmatic_launch = true;
-    out.push_back(std::move(s));
-  };
-  add(MatVec("mva_q8_0p_head", WeightFormat::kQ8_0Planar, 151936, 512, Prologue::kRmsNorm),
-      {.threads = 256, .rows_per_block = 16, .unroll = 2, .row_groups = 8, .stage_all = true,
-       .int8_activations = true});
-  add(MatVec("mva_q6_kp_head", WeightFormat::kQ6_KPlanar, 151936, 512, Prologue::kRmsNorm),
-      {.threads = 128, .rows_per_block = 16, .unroll = 2, .row_groups = 2, .stage_all = true, .blocks_per_sm = 4});
-  add(MatVec("mva_q4_k_tiles", WeightFormat::kQ4_K, 259, 1024, Prologue::kRmsNorm),
-      {.threads = 64, .rows_per_block = 8, .unroll = 1, .stage_all = true, .int8_activations = true, .row_tiles = 4});
-  add(MatVec("mva_q8_0p_warp", WeightFormat::kQ8_0Planar, 1000, 1024, Prologue::kRmsNorm),
-      {.threads = 128, .rows_per_block = 8, .unroll = 1, .row_groups = 4, .stage_all = true, .warp_reduce = true});
-  add(MatVec("mva_q6_kp_pipe", WeightFormat::kQ6_KPlanar, 777, 4096),
-      {.threads = 128, .rows_per_block = 8, .unroll = 1, .row_groups = 2, .stage_all = true, .pipeline_loads = true,
-       .pipeline_rows = true});
-  add(MatVec("mva_f16", WeightFormat::kF16, 371, 256), MatVecSchedule{});
-  return out;
-}
-
 std::vector<KernelSpec> GemmMatrix() {
   std::vector<KernelSpec> out;
   int k = 0;

@@ -34,10 +34,6 @@ std::vector<KernelSpec> PipelinedMatVecs();
 // group in its own warp (warp_reduce: a warp per group, RMSNorm with
 // stage_all, whole SiLU pairs in a group), with it on.
 std::vector<KernelSpec> WarpReduceMatVecs();
-// Matvecs that also take the argmax of their row (KernelSpec.argmax): the
-// 8B LM heads' shipped schedules over 151936 rows, row tiles, a warp per
-// row group, pipelined loads, a float format with the default schedule.
-std::vector<KernelSpec> ArgmaxMatVecs();
 // Every format x prologue x epilogue for gemm, tensor cores and fp32.
 std::vector<KernelSpec> GemmMatrix();
 // Embedding (every table format), rope, attention, argmax, pack, copy: tiny and 8B.
