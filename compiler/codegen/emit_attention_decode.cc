@@ -23,11 +23,16 @@
 //     16-byte slices of key rows (a row per D*elem/16 lanes, kKeysInFlight
 //     rows per lane in flight) and form the group's scores in the log2
 //     domain.
-//  2. Block max, p = ex2(score - max), block sum.
-//  3. Threads take (key row lane, 4 dims) and accumulate p * V,
-//     kValueBytesInFlight per thread in flight (8 f16 rows, 4 f32); the
-//     first round's loads are issued before step 1's key loads, so their
-//     round trip overlaps the scores and the softmax.
+//  2. Block max: each warp's maximum per query head into wmax, one barrier
+//     (which also publishes the scores), every thread takes the maximum M;
+//     p = ex2(score - M) in place, one barrier.
+//  3. Threads take (key row lane, 4 dims) and accumulate p * V and the sum
+//     of p per row lane, kValueBytesInFlight per thread in flight (8 f16
+//     rows, 4 f32); the first round's loads are issued before step 1's key
+//     loads, so their round trip overlaps the scores and the softmax. One
+//     barrier, then the row lanes' acc and p sums add up. (Block reductions
+//     of the max and of the sum, each reusing red behind a second barrier,
+//     made six barriers of these three; bench/RESULTS.md session 12.)
 //  4. nact == 1: the block writes acc / sum straight to `out` (no record,
 //     fence, counter or merge). Otherwise it writes its record to
 //     `partial` (acc[G][D] with 16-byte stores, then (max, sum) per query
@@ -367,6 +372,8 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
   Value* q_s = kb.Gep(smem, plan.q_offset);
   Value* sc_s = kb.Gep(smem, plan.score_offset);
   Value* red = kb.Gep(smem, plan.red_offset);
+  Value* wmax = kb.Gep(smem, plan.wmax_offset);
+  Value* lsum_s = kb.Gep(smem, plan.lsum_offset);
   Value* flag = kb.Gep(smem, plan.flag_offset);
   auto i32c = [&](int64_t v) { return kb.I32c(v); };
 
@@ -575,43 +582,43 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
         }
       });
     }
-    // 2. Block max and sum per query head.
-    auto block_reduce = [&](const std::vector<Value*>& vars, bool is_max) {
+    // 2. The block's maximum score per query head: the warps' maxima
+    // through wmax; the barrier also publishes the scores.
+    {
       std::vector<Value*> w;
-      for (int g = 0; g < G; ++g) w.push_back(is_max ? kb.WarpMax(kb.Get(vars[g])) : kb.WarpSum(kb.Get(vars[g])));
+      for (int g = 0; g < G; ++g) w.push_back(kb.WarpMax(kb.Get(mloc[g])));
       kb.If(b.CreateICmpEQ(lane, i32c(0)), [&] {
-        for (int g = 0; g < G; ++g) kb.Store(w[g], F32At(kb, red, b.CreateAdd(b.CreateMul(warp, i32c(G)), i32c(g))), 4);
+        for (int g = 0; g < G; ++g) kb.Store(w[g], F32At(kb, wmax, b.CreateAdd(b.CreateMul(warp, i32c(G)), i32c(g))), 4);
       });
-      kb.Barrier();
-      std::vector<Value*> out;
-      for (int g = 0; g < G; ++g) {
-        Value* acc = nullptr;
-        for (int k = 0; k < NW; ++k) {
-          Value* v = kb.Load(kb.F32(), kb.Gep(red, int64_t{4} * (int64_t{k} * G + g)), 4);
-          acc = acc == nullptr ? v : (is_max ? kb.Max(acc, v) : b.CreateFAdd(acc, v));
-        }
-        out.push_back(acc);
+    }
+    kb.Barrier();
+    std::vector<Value*> M;
+    for (int g = 0; g < G; ++g) {
+      Value* m = nullptr;
+      for (int k = 0; k < NW; ++k) {
+        Value* v = kb.Load(kb.F32(), kb.Gep(wmax, int64_t{4} * (int64_t{k} * G + g)), 4);
+        m = m == nullptr ? v : kb.Max(m, v);
       }
-      kb.Barrier();  // red is reused next
-      return out;
-    };
-    std::vector<Value*> M = block_reduce(mloc, true);
-    std::vector<Value*> lsum;
-    for (int g = 0; g < G; ++g) lsum.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "lsum"));
+      M.push_back(m);
+    }
+    // p = ex2(score - M) in place, once per (row, query head); the barrier
+    // publishes them.
     kb.For(tid, n, i32c(NT), [&](Value* j) {
       for (int g = 0; g < G; ++g) {
         Value* ptr = F32At(kb, sc_s, b.CreateAdd(b.CreateMul(j, i32c(Gp)), i32c(g)));
-        Value* p = kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), ptr, 4), M[g]));
-        kb.Store(p, ptr, 4);
-        kb.Set(lsum[g], b.CreateFAdd(kb.Get(lsum[g]), p));
+        kb.Store(kb.Ex2(b.CreateFSub(kb.Load(kb.F32(), ptr, 4), M[g])), ptr, 4);
       }
     });
-    std::vector<Value*> Lsum = block_reduce(lsum, false);  // its barrier publishes p
+    kb.Barrier();
     // 3. p * V: the first round from the loads issued before the scores,
-    // then the rest of the split's rows.
+    // then the rest of the split's rows. Each thread also sums the p of its
+    // rows (the same in every thread of a row lane).
     std::vector<std::vector<Value*>> acc(G, std::vector<Value*>(4));
-    for (int g = 0; g < G; ++g)
+    std::vector<Value*> lsum;
+    for (int g = 0; g < G; ++g) {
       for (int e = 0; e < 4; ++e) acc[g][e] = kb.Var(kb.F32(), kb.F32c(0.0f), "acc");
+      lsum.push_back(kb.Var(kb.F32(), kb.F32c(0.0f), "lsum"));
+    }
     auto value_round = [&](const ValueRound& r) {
       for (int u = 0; u < VU; ++u) {
         std::vector<Value*> p;
@@ -623,6 +630,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
         std::vector<Value*> v = decode4(r.raw[u]);
         for (int g = 0; g < G; ++g) {
           Value* pg = b.CreateSelect(r.ok[u], p[g], kb.F32c(0.0f));
+          kb.Set(lsum[g], b.CreateFAdd(kb.Get(lsum[g]), pg));
           for (int e = 0; e < 4; ++e) kb.Set(acc[g][e], kb.Fma(pg, v[e], kb.Get(acc[g][e])));
         }
       }
@@ -636,7 +644,21 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       Value* idx = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(rl, i32c(G)), i32c(g)), i32c(D)), b.CreateShl(dc, i32c(2)));
       kb.Store4xF32(F32At(kb, red, idx), v);
     }
+    kb.If(b.CreateICmpEQ(dc, i32c(0)), [&] {
+      for (int g = 0; g < G; ++g)
+        kb.Store(kb.Get(lsum[g]), F32At(kb, lsum_s, b.CreateAdd(b.CreateMul(rl, i32c(G)), i32c(g))), 4);
+    });
     kb.Barrier();
+    // The sum of p per query head: the row lanes' sums.
+    std::vector<Value*> Lsum;
+    for (int g = 0; g < G; ++g) {
+      Value* sum = nullptr;
+      for (int r = 0; r < RL; ++r) {
+        Value* v = kb.Load(kb.F32(), kb.Gep(lsum_s, int64_t{4} * (int64_t{r} * G + g)), 4);
+        sum = sum == nullptr ? v : b.CreateFAdd(sum, v);
+      }
+      Lsum.push_back(sum);
+    }
     // acc of output i = g*D + d: the sum over the row lanes.
     auto acc_of = [&](Value* i) {
       Value* sum = nullptr;

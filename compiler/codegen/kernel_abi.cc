@@ -603,8 +603,11 @@ DecodePlan PlanAttentionDecode(const KernelSpec& spec) {
   p.red_offset = off;
   off += int64_t{4} * std::max<int64_t>(int64_t{p.row_lanes} * p.group * p.head_dim,
                                         int64_t{p.warps} * p.group);
-  p.stat_offset = off;
-  off += int64_t{4} * 2 * p.group_pad;
+  p.wmax_offset = off;
+  off += int64_t{4} * p.warps * p.group;
+  p.lsum_offset = off;
+  off += int64_t{4} * p.row_lanes * p.group;
+  off = (off + 15) / 16 * 16;
   p.flag_offset = off;
   off += 16;
   p.shared_bytes = off;

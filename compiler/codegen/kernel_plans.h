@@ -111,7 +111,11 @@ struct DecodePlan {
   int dims_per_thread = 4;   // PV phase
   int threads_per_row = 0;   // head_dim / dims_per_thread
   int row_lanes = 0;         // key rows processed at once in the PV phase
-  int64_t q_offset = 0, score_offset = 0, red_offset = 0, stat_offset = 0, flag_offset = 0;
+  int64_t q_offset = 0, score_offset = 0, red_offset = 0, flag_offset = 0;
+  // The warps' score maxima [warps][group], and the row lanes' sums of p
+  // [row_lanes][group], each in a region of its own, so neither needs a
+  // barrier before the next phase writes red.
+  int64_t wmax_offset = 0, lsum_offset = 0;
   int64_t shared_bytes = 0;
   // `partial`: acc rows [n_head_kv][max_splits][group][head_dim] floats
   // (16-byte aligned for the merge's vector loads), then the (max, sum)
