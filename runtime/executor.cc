@@ -654,6 +654,7 @@ absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
   const std::string what = absl::StrCat("decode at position ", position_);
   ++counters_.launches;
   const cuda::Graph& graph = swapped_graph_ != nullptr ? *swapped_graph_ : *decode_graph_;
+  StoreI32(RingSlot(position_), -1);  // the step's own write must be what RingArgmax finds
   RETURN_IF_ERROR(WithContext(graph.Launch(*stream_), what));
   if (logits != Logits::kNone)
     RETURN_IF_ERROR(ToHost(io_.data() + io.logits, BufferPtr(m.logits_buffer()), n_vocab_ * 4));
@@ -671,8 +672,12 @@ absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
   return result;
 }
 
+uint8_t* Executor::RingSlot(int64_t position) const {
+  return io_.data() + MakeIoLayout(m_->prefill().max_tokens(), n_vocab_).ring + 8 * (position & 1);
+}
+
 absl::StatusOr<int32_t> Executor::RingArgmax(int64_t position) const {
-  const uint8_t* slot = io_.data() + MakeIoLayout(m_->prefill().max_tokens(), n_vocab_).ring + 8 * (position & 1);
+  const uint8_t* slot = RingSlot(position);
   const int32_t at = LoadI32(slot);
   if (at != position)
     return absl::InternalError(absl::StrCat("the decode step at position ", position, " left its argmax under position ",
@@ -688,9 +693,12 @@ absl::StatusOr<int64_t> Executor::DecodeGreedy(int32_t token, int64_t max_steps,
   const int64_t start = position_;
   // Step k (position start + k) leaves its argmax in ring slot (start + k)
   // mod 2 (kiln_advance_step) and records step_done_[k mod 2]; the host
-  // writes nothing between steps, and step k + 2, which reuses the slot, is
-  // queued only once the host has read it.
+  // writes nothing to the device between steps, and step k + 2, which reuses
+  // the slot, is queued only once the host has read it. The slot's position
+  // is cleared first, so a step that never wrote it cannot pass for one
+  // that did.
   auto queue = [&](int64_t k) -> absl::Status {
+    StoreI32(RingSlot(start + k), -1);
     ++counters_.launches;
     RETURN_IF_ERROR(WithContext(graph.Launch(*stream_), absl::StrCat("decode at position ", start + k)));
     return WithContext(step_done_[k % kStepsAhead]->Record(*stream_), absl::StrCat("decode at position ", start + k));
@@ -719,11 +727,15 @@ absl::StatusOr<int64_t> Executor::DecodeGreedy(int32_t token, int64_t max_steps,
     }
   }();
   // A step queued past the last one kept has run (or is running) on the
-  // device: wait for it and forget it. Its KV row lies at position() and is
-  // overwritten by whatever is fed next; the device's token and position
-  // are then unknown to the host.
+  // device: wait for it and forget it (after an error too, so nothing still
+  // writes the ring when the caller goes on or the executor goes away). Its
+  // KV row lies at position() and is overwritten by whatever is fed next;
+  // the device's token and position are then unknown to the host.
   const bool spare = queued > kept;
-  if (spare && status.ok()) status = wait(queued - 1);
+  if (spare) {
+    absl::Status waited = wait(queued - 1);
+    if (status.ok()) status = waited;
+  }
   device_position_ = status.ok() && !spare ? position_ : -1;
   device_token_ = status.ok() && !spare ? last : -1;
   if (!status.ok()) return status;

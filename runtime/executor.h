@@ -95,7 +95,8 @@ class Executor {
   // false, `max_steps` steps have run or the context is full. A step
   // already queued past the one that stopped is waited for and forgotten:
   // position() counts only the steps whose argmax `on_token` saw. Returns
-  // that count. Each step is one graph launch and one wait.
+  // that count. Each step is one graph launch and one wait. `on_token` must
+  // not call into the executor.
   absl::StatusOr<int64_t> DecodeGreedy(int32_t token, int64_t max_steps,
                                        const std::function<bool(int32_t)>& on_token);
   // Forgets positions >= `position` (their KV entries are overwritten by
@@ -171,9 +172,12 @@ class Executor {
   // Copies `rows` logits rows starting at `first_row` to the host.
   absl::Status ReadLogits(int64_t first_row, int64_t rows, std::vector<float>* out);
   absl::Status Wait(absl::string_view what);
-  // The argmax kiln_advance_step left in io_'s ring for the decode step at
-  // `position`, once that step has been waited for; Internal if the slot
-  // holds another position's.
+  // The ring slot of io_ that kiln_advance_step writes for the decode step
+  // at `position`: {i32 position, i32 argmax}.
+  uint8_t* RingSlot(int64_t position) const;
+  // The argmax kiln_advance_step left there, once that step has been waited
+  // for; Internal if the slot holds another position (the host clears it to
+  // -1 before it queues the step).
   absl::StatusOr<int32_t> RingArgmax(int64_t position) const;
   // Rows the prefill plan leaves in logits_buffer for a step of T tokens:
   // T when the buffer holds T rows, else 1 (the last row, at row 0).

@@ -600,9 +600,8 @@ DecodePlan PlanAttentionDecode(const KernelSpec& spec) {
   off += int64_t{4} * p.group * p.head_dim;
   p.score_offset = off;  // scores, then the merge weights of the last block
   off += int64_t{4} * std::max(p.split, p.max_splits) * p.group_pad;
-  p.red_offset = off;
-  off += int64_t{4} * std::max<int64_t>(int64_t{p.row_lanes} * p.group * p.head_dim,
-                                        int64_t{p.warps} * p.group);
+  p.red_offset = off;  // the row lanes' p*V sums, then the merge's group sums (4 * threads floats at most)
+  off += int64_t{4} * p.row_lanes * p.group * p.head_dim;
   p.wmax_offset = off;
   off += int64_t{4} * p.warps * p.group;
   p.lsum_offset = off;

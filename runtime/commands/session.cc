@@ -1,5 +1,6 @@
 #include "runtime/commands/session.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -104,10 +105,14 @@ absl::StatusOr<Generated> Generate(Executor& executor, Sampler& sampler, const t
     // it does (Executor::DecodeGreedy). A token that stops generation is
     // not fed.
     if (take(first.argmax)) return out;
-    const int64_t room = executor.context() - executor.position();
+    // Steps: what the context holds, and no more than --n-predict asks for
+    // (so no step is queued past the last token it wants).
+    int64_t steps = executor.context() - executor.position();
+    if (options.n_predict >= 0)
+      steps = std::min<int64_t>(steps, options.n_predict - static_cast<int64_t>(out.ids.size()));
     bool stopped = false;
-    if (room > 0) {
-      ASSIGN_OR_RETURN(out.fed, executor.DecodeGreedy(first.argmax, room, [&](int32_t id) {
+    if (steps > 0) {
+      ASSIGN_OR_RETURN(out.fed, executor.DecodeGreedy(first.argmax, steps, [&](int32_t id) {
         stopped = take(id);
         return !stopped;
       }));

@@ -34,9 +34,10 @@ bad = []
 def check(ok, what):
     if not ok: bad.append(what)
 for key in ["gpu", "kernels", "context", "kernels_per_token", "bytes_known", "probe_gb_per_s", "probe_bytes",
-            "startup_to_first_token_ms", "ttft_prompt_tokens", "first_ttft_ms", "second_ttft_ms", "prefill",
-            "decode"]:
+            "startup_to_first_token_ms", "ttft_prompt_tokens", "first_ttft_ms", "second_ttft_ms", "decode_ahead",
+            "prefill", "decode"]:
     check(key in bench, f"bench json lacks {key}")
+check(bench["decode_ahead"] is True, "bench did not time decode with the next step queued ahead")
 check(bench["bytes_known"], "the bundle states no bytes read")
 check(100 < bench["probe_gb_per_s"] < 20000, f"probe reads {bench['probe_gb_per_s']} GB/s")
 check(bench["startup_to_first_token_ms"] > 0, "no startup time")

@@ -423,8 +423,11 @@ TEST_F(ExecutorGpuTest, GreedyDecodingAheadMatchesTheCpuModelAndStopsCleanly) {
   // argmaxes arrive in mapped memory.
   EXPECT_EQ(ex.counters().copies, 2);
 
-  // A stop after 5 steps: the sixth, already queued, is forgotten.
+  // A stop after 5 steps: the sixth, already queued, is forgotten (and
+  // waited for). The run before left the device's token and position as
+  // the host knows them: nothing is written.
   int calls = 0;
+  ex.ResetCounters();
   ran = ex.DecodeGreedy(next, 1000, [&](int32_t id) {
     last = cpu.Feed(next);
     EXPECT_EQ(id, Argmax(last)) << "step " << calls;
@@ -434,6 +437,9 @@ TEST_F(ExecutorGpuTest, GreedyDecodingAheadMatchesTheCpuModelAndStopsCleanly) {
   ASSERT_TRUE(ran.ok()) << ran.status();
   EXPECT_EQ(*ran, 5);
   EXPECT_EQ(ex.position(), 28);
+  EXPECT_EQ(ex.counters().launches, 6);
+  EXPECT_EQ(ex.counters().syncs, 6);
+  EXPECT_EQ(ex.counters().copies, 0);
   // The device ran one step further; the next step must still be fed at 28.
   absl::StatusOr<StepResult> d = ex.Decode(next, Logits::kLast);
   ASSERT_TRUE(d.ok()) << d.status();
@@ -455,6 +461,25 @@ TEST_F(ExecutorGpuTest, GreedyDecodingAheadMatchesTheCpuModelAndStopsCleanly) {
   ASSERT_TRUE(ran.ok()) << ran.status();
   EXPECT_EQ(*ran, 3);
   EXPECT_EQ(ex.position(), 28);
+  // It ended at max_steps with no step past it, so the device holds the
+  // token and position: one step of one, then a Decode, write nothing.
+  ex.ResetCounters();
+  ran = ex.DecodeGreedy(next, 1, [&](int32_t id) {
+    last = cpu.Feed(next);
+    EXPECT_EQ(id, Argmax(last));
+    next = id;
+    return true;
+  });
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_EQ(*ran, 1);
+  d = ex.Decode(next, Logits::kNone);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->argmax, Argmax(cpu.Feed(next)));
+  next = d->argmax;
+  EXPECT_EQ(ex.position(), 30);
+  EXPECT_EQ(ex.counters().launches, 2);
+  EXPECT_EQ(ex.counters().syncs, 2);
+  EXPECT_EQ(ex.counters().copies, 0);
 
   EXPECT_EQ(ex.DecodeGreedy(next, 0, [](int32_t) { return true; }).status().code(),
             absl::StatusCode::kInvalidArgument);
