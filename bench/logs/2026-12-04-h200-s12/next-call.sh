@@ -6,7 +6,6 @@
 # step waited for on error paths, the ring slot's position cleared before
 # its step is queued (Decode and DecodeGreedy), DecodeGreedy's test (a stop's
 # spare step counted, one step then a Decode writing nothing) and
-# bench_gpu_test.sh's decode_ahead check. The 22 non-deep gpu tests, then a
-# short greedy `kiln run -n 8` on the tiny model to see no step past the last.
+# bench_gpu_test.sh's decode_ahead check. The 22 non-deep gpu tests.
 KILN_CALL_TEST_TIMEOUT=280 bash tools/gpu_call.sh > "$OUT/call.log" 2>&1
 tail -3 "$OUT/gpu-tests.log"
