@@ -592,15 +592,20 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       });
     }
     kb.Barrier();
-    std::vector<Value*> M;
-    for (int g = 0; g < G; ++g) {
-      Value* m = nullptr;
-      for (int k = 0; k < NW; ++k) {
-        Value* v = kb.Load(kb.F32(), kb.Gep(wmax, int64_t{4} * (int64_t{k} * G + g)), 4);
-        m = m == nullptr ? v : kb.Max(m, v);
+    // Per query head g, the n values region[k*G + g] combined (max or sum).
+    auto combine = [&](Value* region, int n, bool is_max) {
+      std::vector<Value*> out;
+      for (int g = 0; g < G; ++g) {
+        Value* acc = nullptr;
+        for (int k = 0; k < n; ++k) {
+          Value* v = kb.Load(kb.F32(), kb.Gep(region, int64_t{4} * (int64_t{k} * G + g)), 4);
+          acc = acc == nullptr ? v : (is_max ? kb.Max(acc, v) : b.CreateFAdd(acc, v));
+        }
+        out.push_back(acc);
       }
-      M.push_back(m);
-    }
+      return out;
+    };
+    const std::vector<Value*> M = combine(wmax, NW, /*is_max=*/true);
     // p = ex2(score - M) in place, once per (row, query head); the barrier
     // publishes them.
     kb.For(tid, n, i32c(NT), [&](Value* j) {
@@ -650,15 +655,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     });
     kb.Barrier();
     // The sum of p per query head: the row lanes' sums.
-    std::vector<Value*> Lsum;
-    for (int g = 0; g < G; ++g) {
-      Value* sum = nullptr;
-      for (int r = 0; r < RL; ++r) {
-        Value* v = kb.Load(kb.F32(), kb.Gep(lsum_s, int64_t{4} * (int64_t{r} * G + g)), 4);
-        sum = sum == nullptr ? v : b.CreateFAdd(sum, v);
-      }
-      Lsum.push_back(sum);
-    }
+    const std::vector<Value*> Lsum = combine(lsum_s, RL, /*is_max=*/false);
     // acc of output i = g*D + d: the sum over the row lanes.
     auto acc_of = [&](Value* i) {
       Value* sum = nullptr;
