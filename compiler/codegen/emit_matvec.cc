@@ -263,8 +263,8 @@ absl::Status MatVecEmitter::Emit() {
   // A split shorter than one chunk is all tail: under programmatic launch
   // the tail's first step (one piece per thread, the pieces the k loop
   // below would take first) is loaded now too, so such a decode kernel (the
-  // 8B output projections, the Q4_K q/k projection) does not start its
-  // reads only once the previous kernel has ended. (One token only: with
+  // 8B output projections, the Q4_K q/k projection, Q4_K_M's Q6_K LM head)
+  // does not start its reads only once the previous kernel has ended. (One token only: with
   // several, the words held through the staging cost spills.)
   Value* tail0 = nullptr;
   Value* tail0_active = nullptr;
