@@ -653,7 +653,7 @@ absl::StatusOr<StepResult> Executor::Decode(int32_t token, Logits logits) {
   const IoLayout io = MakeIoLayout(m.prefill().max_tokens(), n_vocab_);
   const std::string what = absl::StrCat("decode at position ", position_);
   ++counters_.launches;
-  const cuda::Graph& graph = swapped_graph_ != nullptr ? *swapped_graph_ : *decode_graph_;
+  const cuda::Graph& graph = DecodeGraph();
   StoreI32(RingSlot(position_), -1);  // the step's own write must be what RingArgmax finds
   RETURN_IF_ERROR(WithContext(graph.Launch(*stream_), what));
   if (logits != Logits::kNone)
@@ -689,7 +689,7 @@ absl::StatusOr<int64_t> Executor::DecodeGreedy(int32_t token, int64_t max_steps,
                                                const std::function<bool(int32_t)>& on_token) {
   if (max_steps < 1) return absl::InvalidArgumentError(absl::StrCat("greedy decoding of ", max_steps, " steps"));
   RETURN_IF_ERROR(WriteDecodeInputs(token));
-  const cuda::Graph& graph = swapped_graph_ != nullptr ? *swapped_graph_ : *decode_graph_;
+  const cuda::Graph& graph = DecodeGraph();
   const int64_t start = position_;
   // Step k (position start + k) leaves its argmax in ring slot (start + k)
   // mod 2 (kiln_advance_step) and records step_done_[k mod 2]; the host
@@ -698,10 +698,11 @@ absl::StatusOr<int64_t> Executor::DecodeGreedy(int32_t token, int64_t max_steps,
   // is cleared first, so a step that never wrote it cannot pass for one
   // that did.
   auto queue = [&](int64_t k) -> absl::Status {
+    const std::string what = absl::StrCat("decode at position ", start + k);
     StoreI32(RingSlot(start + k), -1);
     ++counters_.launches;
-    RETURN_IF_ERROR(WithContext(graph.Launch(*stream_), absl::StrCat("decode at position ", start + k)));
-    return WithContext(step_done_[k % kStepsAhead]->Record(*stream_), absl::StrCat("decode at position ", start + k));
+    RETURN_IF_ERROR(WithContext(graph.Launch(*stream_), what));
+    return WithContext(step_done_[k % kStepsAhead]->Record(*stream_), what);
   };
   auto wait = [&](int64_t k) -> absl::Status {
     ++counters_.syncs;

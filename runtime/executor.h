@@ -172,6 +172,9 @@ class Executor {
   // Copies `rows` logits rows starting at `first_row` to the host.
   absl::Status ReadLogits(int64_t first_row, int64_t rows, std::vector<float>* out);
   absl::Status Wait(absl::string_view what);
+  // The graph a decode step replays: SwapDecodeLaunches' while set, else
+  // the bundle's.
+  const cuda::Graph& DecodeGraph() const { return swapped_graph_ != nullptr ? *swapped_graph_ : *decode_graph_; }
   // The ring slot of io_ that kiln_advance_step writes for the decode step
   // at `position`: {i32 position, i32 argmax}.
   uint8_t* RingSlot(int64_t position) const;

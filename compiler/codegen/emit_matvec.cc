@@ -264,8 +264,8 @@ absl::Status MatVecEmitter::Emit() {
   // the tail's first step (one piece per thread, the pieces the k loop
   // below would take first) is loaded now too, so such a decode kernel (the
   // 8B output projections, the Q4_K q/k projection, Q4_K_M's Q6_K LM head)
-  // does not start its reads only once the previous kernel has ended. (One token only: with
-  // several, the words held through the staging cost spills.)
+  // does not start its reads only once the previous kernel has ended. (One
+  // token only: with several, the words held through the staging spilled.)
   Value* tail0 = nullptr;
   Value* tail0_active = nullptr;
   Raw tail_raw0;
