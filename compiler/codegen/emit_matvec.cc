@@ -260,21 +260,6 @@ absl::Status MatVecEmitter::Emit() {
   const bool early = !plan_.fmt.staged && n_full_ > 0 && S == 0;
   Raw raw0;
   if (early) raw0 = LoadDirect(ChunkPieces(kb_.I32c(0)));
-  // A split shorter than one chunk is all tail: under programmatic launch
-  // the tail's first step (one piece per thread, the pieces the k loop
-  // below would take first) is loaded now too, so such a decode kernel (the
-  // 8B output projections, the Q4_K q/k projection, Q4_K_M's Q6_K LM head)
-  // does not start its reads only once the previous kernel has ended. (One
-  // token only: with several, the words held through the staging spilled.)
-  Value* tail0 = nullptr;
-  Value* tail0_active = nullptr;
-  Raw tail_raw0;
-  if (kb_.UsesGridDependency() && TT == 1 && !plan_.fmt.staged && n_full_ == 0 && S == 0 && !plan_.pipeline) {
-    Value* p = b_.CreateAdd(p_begin_, gtid_);
-    tail0_active = b_.CreateICmpSLT(p, p_end_);
-    tail0 = b_.CreateSelect(tail0_active, p, b_.CreateSub(p_end_, kb_.I32c(1)));
-    tail_raw0 = LoadDirect({tail0});
-  }
   // Streaming: the block's items, the first S - 1 of them copied now.
   Value* items = nullptr;
   if (S > 0) {
@@ -322,9 +307,8 @@ absl::Status MatVecEmitter::Emit() {
     kb_.Finish();
     return absl::OkStatus();
   }
-  // The current tile's K loop; raw: its first chunk's loads, if issued;
-  // tail_raw: its tail's first step's (tail0), if issued.
-  auto k_loop = [&](Raw raw, Raw tail_raw) {
+  // The current tile's K loop; raw: its first chunk's loads, if issued.
+  auto k_loop = [&](Raw raw) {
     // Full chunks: every thread has all of its `unroll` pieces. Chunk 0 is
     // peeled when its loads were issued early.
     const bool peeled = !raw.empty();
@@ -339,10 +323,6 @@ absl::Status MatVecEmitter::Emit() {
         kb_.Barrier();
       }
       Value* warp_begin = b_.CreateAdd(tail_begin, b_.CreateShl(gwarp_, kb_.I32c(5)));
-      if (!tail_raw.empty()) {  // the first step (wp = warp_begin), loaded before the wait
-        ComputeDirect({tail0}, {tail0_active}, tail_raw);
-        warp_begin = b_.CreateAdd(warp_begin, kb_.I32c(GT));
-      }
       kb_.For(warp_begin, p_end_, kb_.I32c(GT), [&](Value* wp) {
         Value* p = b_.CreateAdd(wp, lane_);
         Value* active = b_.CreateICmpSLT(p, p_end_);
@@ -357,7 +337,7 @@ absl::Status MatVecEmitter::Emit() {
     });
   };
 
-  k_loop(std::move(raw0), std::move(tail_raw0));
+  k_loop(std::move(raw0));
   if (RT == 1) {
     // The dependents may start launching: what is left is the reduction.
     kb_.GridDependencyLaunchDependents();
@@ -371,7 +351,7 @@ absl::Status MatVecEmitter::Emit() {
       kb_.If(b_.CreateICmpSLT(b_.CreateMul(tile, kb_.I32c(plan_.rows_per_block)), kb_.I32c(spec_.rows)), [&] {
         SetTile(tile);
         ResetAccumulators();
-        k_loop({}, {});
+        k_loop({});
         ReduceAndStore();
       });
     }, /*unroll=*/1);

@@ -129,28 +129,6 @@ CHECK: dp4a.u32.s32
 )");
 }
 
-// A split shorter than one chunk (the shipped 8B Q4_K output projection:
-// 64 pieces a row, chunks of 128) is all tail; under programmatic launch
-// its first step's weights load before the wait, as a full first chunk's do.
-TEST(CodegenFileCheck, ShortSplitsLoadTheirFirstStepBeforeTheWait) {
-  KernelSpec s = testing::MatVec("mv_short_q4_k", WeightFormat::kQ4_K, 4096, 4096, Prologue::kNone,
-                                 Epilogue::kAddInPlace);
-  s.matvec = {.threads = 512, .rows_per_block = 16, .unroll = 2, .row_groups = 8, .stage_all = true,
-              .int8_activations = true, .blocks_per_sm = 2};
-  s.programmatic_launch = true;
-  KernelSpec several = s;  // several tokens: loaded after the wait, as before
-  several.name = "mv_short_q4_k_t4";
-  several.matvec.max_tokens = 4;
-  ExpectFileCheck({s, several}, Sm(90), R"(
-CHECK-LABEL: .entry mv_short_q4_k(
-CHECK: ld.global.nc.v4.u32
-CHECK: griddepcontrol.wait
-CHECK-LABEL: .entry mv_short_q4_k_t4(
-CHECK-NOT: ld.global.nc.v4.u32
-CHECK: griddepcontrol.wait
-)");
-}
-
 TEST(ReferenceKernels, Int8ActivationsTwoLevelsMatchFloatTo1e4) {
   // Two int8 levels per 32 columns: each x is represented to ~2^-15 of its
   // block's maximum, so a random dot product stays within ~1e-4 of the
