@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prepared in session 12 for the next session's first GPU call; NOT RUN
+# Prepared in session 12 for the next session's first GPU call; run in session 13
+# as bench/logs/2026-12-04-h200-s13/run1.sh (its results: call1/ there). Not run here
 # (session 12's device time ran out: its call 7, the tiny-model tests on
 # this code, was refused).
 # Before it, on the build machine:
