@@ -16,6 +16,16 @@
 //              stores are done; the next kernel's thread 0 spins with
 //              ld.acquire until it holds the previous grid's block count)
 //   plain      no programmatic launch (stream order)
+//   persist    (session 14) the whole chain as one persistent kernel: 2 blocks
+//              an SM, all resident (cooperative launch); kernel i becomes
+//              phase i, its blocks' share of the bytes as above, and each
+//              boundary a grid barrier (one release atomic a block on the
+//              phase's counter, thread 0 spins with ld.acquire until every
+//              block has arrived). Each block issues its first loads of
+//              phase i + 1 before it arrives at barrier i, so the DRAM
+//              keeps working while the barrier completes.
+//   persist-late  the same, the next phase's first loads after the barrier
+//   persist-sleep persist, the spinning thread sleeping 32 ns between polls
 // The probe is one kernel reading 4 GiB. The recorded runs (bench/RESULTS.md,
 // session 10) predate moving the shared helpers into chain_timing.h; what
 // runs on the GPU is unchanged. Build and run:
@@ -26,8 +36,8 @@
 
 #include "chain_timing.h"
 
-enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3 };
-const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain"};
+enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6 };
+const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep"};
 
 struct Step {
   const int4* w;
@@ -89,6 +99,58 @@ __global__ void __launch_bounds__(kThreads) Read(Step s) {
   }
 }
 
+// persist: phase i reads n16 words from word off16 on its first `blocks`
+// blocks (the chain's kernel i and its grid).
+struct Phase {
+  long long off16, n16;
+  int blocks;
+};
+
+// Block b's words [begin, end) of phase p (empty past its blocks).
+__device__ void PhaseRange(const Phase& p, long long* begin, long long* end) {
+  const long long per = (p.n16 + p.blocks - 1) / p.blocks;
+  *begin = blockIdx.x < p.blocks ? per * blockIdx.x : 0;
+  *end = blockIdx.x < p.blocks ? min(p.n16, *begin + per) : 0;
+}
+
+__device__ void LoadFirst(const int4* w, const Phase& p, int4* v) {
+  long long begin, end;
+  PhaseRange(p, &begin, &end);
+  for (int u = 0; u < kEarly; ++u) {
+    const long long j = begin + threadIdx.x + (long long)u * kThreads;
+    v[u] = j < end ? __ldg(w + p.off16 + j) : make_int4(0, 0, 0, 0);
+  }
+}
+
+// The chain as one kernel of gridDim.x resident blocks; ys[i * gridDim.x +
+// b] is block b's output of phase i, bar[i] counts the blocks past phase i.
+__global__ void __launch_bounds__(kThreads, 2)
+    Persist(const int4* w, const Phase* phases, int n, float* ys, unsigned* bar, bool early, bool sleep) {
+  int4 v[kEarly];
+  LoadFirst(w, phases[0], v);
+  for (int i = 0; i < n; ++i) {
+    const Phase p = phases[i];
+    float x = i > 0 ? __ldcg(ys + (long long)(i - 1) * gridDim.x + threadIdx.x % 8) : 0.0f;
+    long long begin, end;
+    PhaseRange(p, &begin, &end);
+    unsigned acc = 0;
+    for (int u = 0; u < kEarly; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    acc ^= XorWords(w + p.off16, begin + threadIdx.x + (long long)kEarly * kThreads, end, kThreads);
+    for (int o = 16; o > 0; o /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
+    if (threadIdx.x == 0) ys[(long long)i * gridDim.x + blockIdx.x] = x + (float)(acc & 1u);
+    if (i + 1 == n) break;
+    if (early) LoadFirst(w, phases[i + 1], v);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(bar + i) : "memory");
+      while (LoadAcquire(bar + i) < gridDim.x)
+        if (sleep) __nanosleep(32);
+    }
+    __syncthreads();
+    if (!early) LoadFirst(w, phases[i + 1], v);
+  }
+}
+
 int main() {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -116,7 +178,20 @@ int main() {
   CHECK(cudaMalloc(&w, total));
   CHECK(cudaMemset(w, 1, total));
   std::vector<float*> ys(ks.size());
-  for (auto& y : ys) CHECK(cudaMalloc(&y, wide * sizeof(float)));
+  float* ys_all = nullptr;  // persist: a row of wide floats per phase
+  CHECK(cudaMalloc(&ys_all, ks.size() * wide * sizeof(float)));
+  for (size_t i = 0; i < ks.size(); ++i) ys[i] = ys_all + i * wide;
+  std::vector<Phase> phases;
+  for (long long off = 0; const K& k : ks) {
+    phases.push_back({off / 16, k.bytes / 16, k.blocks});
+    off += (k.bytes + 15) / 16 * 16;
+  }
+  Phase* phases_d = nullptr;
+  CHECK(cudaMalloc(&phases_d, phases.size() * sizeof(Phase)));
+  CHECK(cudaMemcpy(phases_d, phases.data(), phases.size() * sizeof(Phase), cudaMemcpyHostToDevice));
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Persist, kThreads, 0));
+  std::printf("persist: %d blocks an SM resident (needs 2)\n", per_sm);
   unsigned* done = nullptr;
   CHECK(cudaMalloc(&done, ks.size() * sizeof(unsigned)));
   CHECK(cudaMemset(done, 0, ks.size() * sizeof(unsigned)));
@@ -134,11 +209,27 @@ int main() {
   std::printf("chain: %zu kernels, %.3f GB; at the probe's rate %.3f ms\n", ks.size(), total / 1e9,
               total / (probe_gbs * 1e6));
   std::printf("%-10s %9s %9s %10s %14s\n", "mode", "ms", "GB/s", "% probe", "us/boundary");
-  for (int mode : {kPdlLate, kPdlEarly, kSpin, kPlain, kPdlLate, kSpin}) {
+  for (int mode : {kPdlLate, kPersist, kPersistLate, kPersistSleep, kPdlLate, kPersist, kPersistLate, kPersistSleep}) {
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    const bool persist = mode == kPersist || mode == kPersistLate || mode == kPersistSleep;
+    if (persist) {
+      CHECK(cudaMemsetAsync(done, 0, ks.size() * sizeof(unsigned), st));
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(wide);
+      cfg.blockDim = dim3(kThreads);
+      cfg.stream = st;
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeCooperative;
+      attr[0].val.cooperative = 1;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      CHECK(cudaLaunchKernelEx(&cfg, Persist, reinterpret_cast<const int4*>(w),
+                               static_cast<const Phase*>(phases_d), static_cast<int>(ks.size()), ys_all, done,
+                               mode != kPersistLate, mode == kPersistSleep));
+    }
     long long off = 0;
-    for (size_t i = 0; i < ks.size(); ++i) {
+    for (size_t i = 0; !persist && i < ks.size(); ++i) {
       Step s{reinterpret_cast<const int4*>(w + off), ks[i].bytes / 16, i ? ys[i - 1] : nullptr, ys[i], done,
              static_cast<int>(i), static_cast<int>(ks.size()), i ? static_cast<unsigned>(ks[i - 1].blocks) : 0u, mode};
       off += (ks[i].bytes + 15) / 16 * 16;
