@@ -26,6 +26,14 @@
 //              keeps working while the barrier completes.
 //   persist-late  the same, the next phase's first loads after the barrier
 //   persist-sleep persist, the spinning thread sleeping 32 ns between polls
+//   mlp        (session 14) pdl-late with each layer's gate/up and down
+//              kernels as one launch reading both kernels' bytes (a block
+//              would compute a slice of the intermediate, then multiply it
+//              by the down projection's matching columns): split over K,
+//              every block adds its 4096 partial outputs to the layer's
+//              output with 1024 vector reductions (red.global.add.v4.f32),
+//              so four launches a layer instead of five
+//   mlp-nored  mlp without the reductions (what the boundary alone saves)
 // The probe is one kernel reading 4 GiB. The recorded runs (bench/RESULTS.md,
 // session 10) predate moving the shared helpers into chain_timing.h; what
 // runs on the GPU is unchanged. Build and run:
@@ -36,8 +44,8 @@
 
 #include "chain_timing.h"
 
-enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6 };
-const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep"};
+enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8 };
+const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored"};
 
 struct Step {
   const int4* w;
@@ -48,6 +56,7 @@ struct Step {
   int idx, count;       // this kernel's index, kernels in the chain
   unsigned prev_blocks; // the previous kernel's grid size
   int mode;
+  float4* sum;          // mlp: 1024 float4 every block adds its partials to
 };
 
 constexpr int kThreads = 512;
@@ -92,7 +101,12 @@ __global__ void __launch_bounds__(kThreads) Read(Step s) {
   acc ^= XorWords(s.w, begin + threadIdx.x + (long long)kEarly * kThreads, end, kThreads);
   for (int o = 16; o > 0; o /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
   if (threadIdx.x == 0) s.y[blockIdx.x] = x + (float)(acc & 1u);
-  if (s.mode == kPdlLate) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (s.sum != nullptr) {
+    const float a = (float)(acc & 1u);
+    for (int q = threadIdx.x; q < 1024; q += kThreads)
+      asm volatile("red.global.add.v4.f32 [%0], {%1, %1, %1, %1};" ::"l"(s.sum + q), "f"(a) : "memory");
+  }
+  if (s.mode == kPdlLate || s.mode == kMlp || s.mode == kMlpNoRed) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   if (s.mode == kSpin) {
     __syncthreads();
     if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(s.done + s.idx) : "memory");
@@ -201,15 +215,18 @@ int main() {
   auto time_ms = [&](auto launch, int reps) { return timer.MedianMs(launch, reps); };
   // The probe: one kernel over 4 GiB (or the whole buffer if smaller).
   const long long probe_bytes = std::min<long long>(total, 4LL << 30);
-  Step probe{reinterpret_cast<const int4*>(w), probe_bytes / 16, nullptr, ys[0], done, 0, 1, 0, kPlain};
+  Step probe{reinterpret_cast<const int4*>(w), probe_bytes / 16, nullptr, ys[0], done, 0, 1, 0, kPlain, nullptr};
   const float probe_ms = time_ms([&] { Read<<<4 * sms, kThreads, 0, st>>>(probe); }, 9);
   const double probe_gbs = probe_bytes / (probe_ms * 1e6);
   std::printf("%s, %d SMs; probe: %.1f GB/s (%lld MB in %.3f ms)\n", prop.name, sms, probe_gbs, probe_bytes >> 20,
               probe_ms);
   std::printf("chain: %zu kernels, %.3f GB; at the probe's rate %.3f ms\n", ks.size(), total / 1e9,
               total / (probe_gbs * 1e6));
-  std::printf("%-10s %9s %9s %10s %14s\n", "mode", "ms", "GB/s", "% probe", "us/boundary");
-  for (int mode : {kPdlLate, kPersist, kPersistLate, kPersistSleep, kPdlLate, kPersist, kPersistLate, kPersistSleep}) {
+  std::printf("%-13s %9s %9s %9s %10s %14s\n", "mode", "launches", "ms", "GB/s", "% probe", "us/boundary");
+  float4* sums = nullptr;
+  CHECK(cudaMalloc(&sums, 1024 * sizeof(float4)));
+  CHECK(cudaMemset(sums, 0, 1024 * sizeof(float4)));
+  for (int mode : {kPdlLate, kMlp, kMlpNoRed, kPdlLate, kMlp, kMlpNoRed}) {
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     const bool persist = mode == kPersist || mode == kPersistLate || mode == kPersistSleep;
@@ -228,20 +245,30 @@ int main() {
                                static_cast<const Phase*>(phases_d), static_cast<int>(ks.size()), ys_all, done,
                                mode != kPersistLate, mode == kPersistSleep));
     }
+    // mlp modes: a layer's gate/up (index 5l + 3) takes its down's bytes too.
+    const bool mlp = mode == kMlp || mode == kMlpNoRed;
+    float4* sum = mlp && mode == kMlp ? sums : nullptr;
+    int launches = persist ? static_cast<int>(ks.size()) : 0;
     long long off = 0;
-    for (size_t i = 0; !persist && i < ks.size(); ++i) {
-      Step s{reinterpret_cast<const int4*>(w + off), ks[i].bytes / 16, i ? ys[i - 1] : nullptr, ys[i], done,
-             static_cast<int>(i), static_cast<int>(ks.size()), i ? static_cast<unsigned>(ks[i - 1].blocks) : 0u, mode};
-      off += (ks[i].bytes + 15) / 16 * 16;
+    for (size_t i = 0, prev = 0; !persist && i < ks.size(); ++i) {
+      const bool fused = mlp && i + 1 < ks.size() && i % 5 == 3;
+      const long long bytes = ks[i].bytes + (fused ? ks[i + 1].bytes : 0);
+      Step s{reinterpret_cast<const int4*>(w + off), bytes / 16, i ? ys[prev] : nullptr, ys[i], done,
+             static_cast<int>(i), static_cast<int>(ks.size()), i ? static_cast<unsigned>(ks[prev].blocks) : 0u, mode,
+             fused ? sum : nullptr};
+      off += (ks[i].bytes + 15) / 16 * 16 + (fused ? (ks[i + 1].bytes + 15) / 16 * 16 : 0);
       LaunchPdl(st, dim3(ks[i].blocks), kThreads, mode != kPlain, Read, s);
+      prev = i;
+      i += fused ? 1 : 0;
+      ++launches;
     }
     CHECK(cudaStreamEndCapture(st, &g));
     cudaGraphExec_t ge;
     CHECK(cudaGraphInstantiate(&ge, g, 0));
     const float ms = time_ms([&] { CHECK(cudaGraphLaunch(ge, st)); }, 21);
     const double floor_ms = total / (probe_gbs * 1e6);
-    std::printf("%-10s %9.3f %9.1f %9.1f%% %14.3f\n", kModeNames[mode], ms, total / (ms * 1e6),
-                100.0 * floor_ms / ms, 1e3 * (ms - floor_ms) / (ks.size() - 1));
+    std::printf("%-13s %9d %9.3f %9.1f %9.1f%% %14.3f\n", kModeNames[mode], launches, ms, total / (ms * 1e6),
+                100.0 * floor_ms / ms, 1e3 * (ms - floor_ms) / (launches - 1));
     CHECK(cudaGraphExecDestroy(ge));
     CHECK(cudaGraphDestroy(g));
   }
