@@ -67,19 +67,26 @@ __device__ inline unsigned XorWords(const int4* w, long long j0, long long end, 
   return acc;
 }
 
-// kernel<<<grid, threads, 0, stream>>>(arg), with programmatic stream
-// serialization when `pdl` (its griddepcontrol instructions then take effect).
+// kernel<<<grid, threads, shared, stream>>>(arg), with programmatic stream
+// serialization when `pdl` (its griddepcontrol instructions then take
+// effect), in clusters of `cluster` blocks along x when cluster > 1.
 template <typename Kernel, typename Arg>
-void LaunchPdl(cudaStream_t stream, dim3 grid, int threads, bool pdl, Kernel kernel, Arg arg) {
+void LaunchPdl(cudaStream_t stream, dim3 grid, int threads, bool pdl, Kernel kernel, Arg arg, int cluster = 1,
+               size_t shared = 0) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = shared;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
+  cudaLaunchAttribute attr[2];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = pdl ? 1 : 0;
+  attr[1].id = cudaLaunchAttributeClusterDimension;
+  attr[1].val.clusterDim.x = cluster;
+  attr[1].val.clusterDim.y = 1;
+  attr[1].val.clusterDim.z = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = cluster > 1 ? 2 : 1;
   CHECK(cudaLaunchKernelEx(&cfg, kernel, arg));
 }
 

@@ -34,6 +34,11 @@
 //              output with 1024 vector reductions (red.global.add.v4.f32),
 //              so four launches a layer instead of five
 //   mlp-nored  mlp without the reductions (what the boundary alone saves)
+//   mlp-cN     mlp in clusters of N blocks: each block puts its partials in
+//              shared memory, and after a cluster barrier block r adds up
+//              slice r of the N blocks' partials (distributed shared memory)
+//              and reduces only that slice: N times fewer reductions, two
+//              cluster barriers more
 // The probe is one kernel reading 4 GiB. The recorded runs (bench/RESULTS.md,
 // session 10) predate moving the shared helpers into chain_timing.h; what
 // runs on the GPU is unchanged. Build and run:
@@ -42,10 +47,12 @@
 #include <cstdio>
 #include <vector>
 
+#include <cooperative_groups.h>
+
 #include "chain_timing.h"
 
-enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8 };
-const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored"};
+enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8, kMlpC4 = 9, kMlpC8 = 10 };
+const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored", "mlp-c4", "mlp-c8"};
 
 struct Step {
   const int4* w;
@@ -57,7 +64,13 @@ struct Step {
   unsigned prev_blocks; // the previous kernel's grid size
   int mode;
   float4* sum;          // mlp: 1024 float4 every block adds its partials to
+  int cluster;          // mlp-cN: N (its partials reduced across the cluster first)
 };
+
+__device__ void Reduce4(float4* p, float4 v) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+}
 
 constexpr int kThreads = 512;
 constexpr int kEarly = 4;  // 16-byte loads a thread issues before the dependency
@@ -101,12 +114,28 @@ __global__ void __launch_bounds__(kThreads) Read(Step s) {
   acc ^= XorWords(s.w, begin + threadIdx.x + (long long)kEarly * kThreads, end, kThreads);
   for (int o = 16; o > 0; o /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
   if (threadIdx.x == 0) s.y[blockIdx.x] = x + (float)(acc & 1u);
-  if (s.sum != nullptr) {
+  if (s.sum != nullptr && s.cluster > 1) {
+    extern __shared__ float4 part[];  // this block's 1024 partials
     const float a = (float)(acc & 1u);
-    for (int q = threadIdx.x; q < 1024; q += kThreads)
-      asm volatile("red.global.add.v4.f32 [%0], {%1, %1, %1, %1};" ::"l"(s.sum + q), "f"(a) : "memory");
+    for (int q = threadIdx.x; q < 1024; q += kThreads) part[q] = make_float4(a, a, a, a);
+    namespace cg = cooperative_groups;
+    cg::cluster_group cl = cg::this_cluster();
+    cl.sync();
+    const int n = s.cluster, per = 1024 / n, r = static_cast<int>(cl.block_rank());
+    for (int q = threadIdx.x; q < per; q += kThreads) {
+      float4 t = make_float4(0, 0, 0, 0);
+      for (int b = 0; b < n; ++b) {
+        const float4 v = cl.map_shared_rank(part, b)[r * per + q];
+        t.x += v.x, t.y += v.y, t.z += v.z, t.w += v.w;
+      }
+      Reduce4(s.sum + r * per + q, t);
+    }
+    cl.sync();  // no block leaves while another reads its partials
+  } else if (s.sum != nullptr) {
+    const float a = (float)(acc & 1u);
+    for (int q = threadIdx.x; q < 1024; q += kThreads) Reduce4(s.sum + q, make_float4(a, a, a, a));
   }
-  if (s.mode == kPdlLate || s.mode == kMlp || s.mode == kMlpNoRed) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (s.mode == kPdlLate || s.mode >= kMlp) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   if (s.mode == kSpin) {
     __syncthreads();
     if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(s.done + s.idx) : "memory");
@@ -215,7 +244,7 @@ int main() {
   auto time_ms = [&](auto launch, int reps) { return timer.MedianMs(launch, reps); };
   // The probe: one kernel over 4 GiB (or the whole buffer if smaller).
   const long long probe_bytes = std::min<long long>(total, 4LL << 30);
-  Step probe{reinterpret_cast<const int4*>(w), probe_bytes / 16, nullptr, ys[0], done, 0, 1, 0, kPlain, nullptr};
+  Step probe{reinterpret_cast<const int4*>(w), probe_bytes / 16, nullptr, ys[0], done, 0, 1, 0, kPlain, nullptr, 1};
   const float probe_ms = time_ms([&] { Read<<<4 * sms, kThreads, 0, st>>>(probe); }, 9);
   const double probe_gbs = probe_bytes / (probe_ms * 1e6);
   std::printf("%s, %d SMs; probe: %.1f GB/s (%lld MB in %.3f ms)\n", prop.name, sms, probe_gbs, probe_bytes >> 20,
@@ -226,7 +255,7 @@ int main() {
   float4* sums = nullptr;
   CHECK(cudaMalloc(&sums, 1024 * sizeof(float4)));
   CHECK(cudaMemset(sums, 0, 1024 * sizeof(float4)));
-  for (int mode : {kPdlLate, kMlp, kMlpNoRed, kPdlLate, kMlp, kMlpNoRed}) {
+  for (int mode : {kPdlLate, kMlp, kMlpC4, kMlpC8, kMlpNoRed, kPdlLate, kMlp, kMlpC4, kMlpC8, kMlpNoRed}) {
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     const bool persist = mode == kPersist || mode == kPersistLate || mode == kPersistSleep;
@@ -246,8 +275,9 @@ int main() {
                                mode != kPersistLate, mode == kPersistSleep));
     }
     // mlp modes: a layer's gate/up (index 5l + 3) takes its down's bytes too.
-    const bool mlp = mode == kMlp || mode == kMlpNoRed;
-    float4* sum = mlp && mode == kMlp ? sums : nullptr;
+    const bool mlp = mode >= kMlp;
+    float4* sum = mlp && mode != kMlpNoRed ? sums : nullptr;
+    const int cluster = mode == kMlpC4 ? 4 : mode == kMlpC8 ? 8 : 1;
     int launches = persist ? static_cast<int>(ks.size()) : 0;
     long long off = 0;
     for (size_t i = 0, prev = 0; !persist && i < ks.size(); ++i) {
@@ -255,9 +285,10 @@ int main() {
       const long long bytes = ks[i].bytes + (fused ? ks[i + 1].bytes : 0);
       Step s{reinterpret_cast<const int4*>(w + off), bytes / 16, i ? ys[prev] : nullptr, ys[i], done,
              static_cast<int>(i), static_cast<int>(ks.size()), i ? static_cast<unsigned>(ks[prev].blocks) : 0u, mode,
-             fused ? sum : nullptr};
+             fused ? sum : nullptr, cluster};
       off += (ks[i].bytes + 15) / 16 * 16 + (fused ? (ks[i + 1].bytes + 15) / 16 * 16 : 0);
-      LaunchPdl(st, dim3(ks[i].blocks), kThreads, mode != kPlain, Read, s);
+      LaunchPdl(st, dim3(ks[i].blocks), kThreads, mode != kPlain, Read, s, fused ? cluster : 1,
+                fused && cluster > 1 ? 1024 * sizeof(float4) : 0);
       prev = i;
       i += fused ? 1 : 0;
       ++launches;
