@@ -39,6 +39,11 @@
 //              slice r of the N blocks' partials (distributed shared memory)
 //              and reduces only that slice: N times fewer reductions, two
 //              cluster barriers more
+//   mlp-c4-nored  mlp-c4's clusters, barriers and shared-memory sums without
+//              the reductions
+//   mlp-spread mlp with every block reducing into its own 1024 float4 (no
+//              two blocks on one address)
+//   mlp-store  mlp-spread with plain stores instead of reductions
 // The probe is one kernel reading 4 GiB. The recorded runs (bench/RESULTS.md,
 // session 10) predate moving the shared helpers into chain_timing.h; what
 // runs on the GPU is unchanged. Build and run:
@@ -51,8 +56,8 @@
 
 #include "chain_timing.h"
 
-enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8, kMlpC4 = 9, kMlpC8 = 10 };
-const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored", "mlp-c4", "mlp-c8"};
+enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8, kMlpC4 = 9, kMlpC8 = 10, kMlpC4NoRed = 11, kMlpSpread = 12, kMlpStore = 13 };
+const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored", "mlp-c4", "mlp-c8", "mlp-c4-nored", "mlp-spread", "mlp-store"};
 
 struct Step {
   const int4* w;
@@ -65,6 +70,8 @@ struct Step {
   int mode;
   float4* sum;          // mlp: 1024 float4 every block adds its partials to
   int cluster;          // mlp-cN: N (its partials reduced across the cluster first)
+  int how;              // 0: reduce into sum; 1: no reductions; 2: each block into
+                        // its own sum + 1024 * block; 3: plain stores there
 };
 
 __device__ void Reduce4(float4* p, float4 v) {
@@ -128,12 +135,18 @@ __global__ void __launch_bounds__(kThreads) Read(Step s) {
         const float4 v = cl.map_shared_rank(part, b)[r * per + q];
         t.x += v.x, t.y += v.y, t.z += v.z, t.w += v.w;
       }
-      Reduce4(s.sum + r * per + q, t);
+      if (s.how == 0 || t.x == -1.0f) Reduce4(s.sum + r * per + q, t);  // -1 never happens
     }
     cl.sync();  // no block leaves while another reads its partials
   } else if (s.sum != nullptr) {
     const float a = (float)(acc & 1u);
-    for (int q = threadIdx.x; q < 1024; q += kThreads) Reduce4(s.sum + q, make_float4(a, a, a, a));
+    float4* own = s.sum + (s.how >= 2 ? 1024LL * blockIdx.x : 0);
+    for (int q = threadIdx.x; q < 1024; q += kThreads) {
+      if (s.how == 3)
+        own[q] = make_float4(a, a, a, a);
+      else
+        Reduce4(own + q, make_float4(a, a, a, a));
+    }
   }
   if (s.mode == kPdlLate || s.mode >= kMlp) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   if (s.mode == kSpin) {
@@ -244,7 +257,7 @@ int main() {
   auto time_ms = [&](auto launch, int reps) { return timer.MedianMs(launch, reps); };
   // The probe: one kernel over 4 GiB (or the whole buffer if smaller).
   const long long probe_bytes = std::min<long long>(total, 4LL << 30);
-  Step probe{reinterpret_cast<const int4*>(w), probe_bytes / 16, nullptr, ys[0], done, 0, 1, 0, kPlain, nullptr, 1};
+  Step probe{reinterpret_cast<const int4*>(w), probe_bytes / 16, nullptr, ys[0], done, 0, 1, 0, kPlain, nullptr, 1, 0};
   const float probe_ms = time_ms([&] { Read<<<4 * sms, kThreads, 0, st>>>(probe); }, 9);
   const double probe_gbs = probe_bytes / (probe_ms * 1e6);
   std::printf("%s, %d SMs; probe: %.1f GB/s (%lld MB in %.3f ms)\n", prop.name, sms, probe_gbs, probe_bytes >> 20,
@@ -253,9 +266,10 @@ int main() {
               total / (probe_gbs * 1e6));
   std::printf("%-13s %9s %9s %9s %10s %14s\n", "mode", "launches", "ms", "GB/s", "% probe", "us/boundary");
   float4* sums = nullptr;
-  CHECK(cudaMalloc(&sums, 1024 * sizeof(float4)));
-  CHECK(cudaMemset(sums, 0, 1024 * sizeof(float4)));
-  for (int mode : {kPdlLate, kMlp, kMlpC4, kMlpC8, kMlpNoRed, kPdlLate, kMlp, kMlpC4, kMlpC8, kMlpNoRed}) {
+  CHECK(cudaMalloc(&sums, 1024LL * wide * sizeof(float4)));
+  CHECK(cudaMemset(sums, 0, 1024LL * wide * sizeof(float4)));
+  for (int mode : {kPdlLate, kMlp, kMlpC4, kMlpC4NoRed, kMlpSpread, kMlpStore, kMlpNoRed, kPdlLate, kMlp, kMlpC4,
+                   kMlpC4NoRed, kMlpSpread, kMlpStore, kMlpNoRed}) {
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     const bool persist = mode == kPersist || mode == kPersistLate || mode == kPersistSleep;
@@ -277,7 +291,8 @@ int main() {
     // mlp modes: a layer's gate/up (index 5l + 3) takes its down's bytes too.
     const bool mlp = mode >= kMlp;
     float4* sum = mlp && mode != kMlpNoRed ? sums : nullptr;
-    const int cluster = mode == kMlpC4 ? 4 : mode == kMlpC8 ? 8 : 1;
+    const int cluster = mode == kMlpC4 || mode == kMlpC4NoRed ? 4 : mode == kMlpC8 ? 8 : 1;
+    const int how = mode == kMlpC4NoRed ? 1 : mode == kMlpSpread ? 2 : mode == kMlpStore ? 3 : 0;
     int launches = persist ? static_cast<int>(ks.size()) : 0;
     long long off = 0;
     for (size_t i = 0, prev = 0; !persist && i < ks.size(); ++i) {
@@ -285,7 +300,7 @@ int main() {
       const long long bytes = ks[i].bytes + (fused ? ks[i + 1].bytes : 0);
       Step s{reinterpret_cast<const int4*>(w + off), bytes / 16, i ? ys[prev] : nullptr, ys[i], done,
              static_cast<int>(i), static_cast<int>(ks.size()), i ? static_cast<unsigned>(ks[prev].blocks) : 0u, mode,
-             fused ? sum : nullptr, cluster};
+             fused ? sum : nullptr, cluster, how};
       off += (ks[i].bytes + 15) / 16 * 16 + (fused ? (ks[i + 1].bytes + 15) / 16 * 16 : 0);
       LaunchPdl(st, dim3(ks[i].blocks), kThreads, mode != kPlain, Read, s, fused ? cluster : 1,
                 fused && cluster > 1 ? 1024 * sizeof(float4) : 0);
