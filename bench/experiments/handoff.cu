@@ -44,6 +44,8 @@
 //   mlp-spread mlp with every block reducing into its own 1024 float4 (no
 //              two blocks on one address)
 //   mlp-store  mlp-spread with plain stores instead of reductions
+//   mlp-rot    mlp with block b's reductions starting at line 7b (mod 128):
+//              the blocks still share every address, but not all at once
 // The probe is one kernel reading 4 GiB. The recorded runs (bench/RESULTS.md,
 // session 10) predate moving the shared helpers into chain_timing.h; what
 // runs on the GPU is unchanged. Build and run:
@@ -56,8 +58,8 @@
 
 #include "chain_timing.h"
 
-enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8, kMlpC4 = 9, kMlpC8 = 10, kMlpC4NoRed = 11, kMlpSpread = 12, kMlpStore = 13 };
-const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored", "mlp-c4", "mlp-c8", "mlp-c4-nored", "mlp-spread", "mlp-store"};
+enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8, kMlpC4 = 9, kMlpC8 = 10, kMlpC4NoRed = 11, kMlpSpread = 12, kMlpStore = 13, kMlpRot = 14 };
+const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored", "mlp-c4", "mlp-c8", "mlp-c4-nored", "mlp-spread", "mlp-store", "mlp-rot"};
 
 struct Step {
   const int4* w;
@@ -71,7 +73,8 @@ struct Step {
   float4* sum;          // mlp: 1024 float4 every block adds its partials to
   int cluster;          // mlp-cN: N (its partials reduced across the cluster first)
   int how;              // 0: reduce into sum; 1: no reductions; 2: each block into
-                        // its own sum + 1024 * block; 3: plain stores there
+                        // its own sum + 1024 * block; 3: plain stores there; 4: as 0,
+                        // rotated by 7 lines a block
 };
 
 __device__ void Reduce4(float4* p, float4 v) {
@@ -141,7 +144,8 @@ __global__ void __launch_bounds__(kThreads) Read(Step s) {
   } else if (s.sum != nullptr) {
     const float a = (float)(acc & 1u);
     float4* own = s.sum + (s.how >= 2 ? 1024LL * blockIdx.x : 0);
-    for (int q = threadIdx.x; q < 1024; q += kThreads) {
+    for (int q0 = threadIdx.x; q0 < 1024; q0 += kThreads) {
+      const int q = s.how == 4 ? (q0 + 56 * static_cast<int>(blockIdx.x)) % 1024 : q0;
       if (s.how == 3)
         own[q] = make_float4(a, a, a, a);
       else
@@ -268,8 +272,7 @@ int main() {
   float4* sums = nullptr;
   CHECK(cudaMalloc(&sums, 1024LL * wide * sizeof(float4)));
   CHECK(cudaMemset(sums, 0, 1024LL * wide * sizeof(float4)));
-  for (int mode : {kPdlLate, kMlp, kMlpC4, kMlpC4NoRed, kMlpSpread, kMlpStore, kMlpNoRed, kPdlLate, kMlp, kMlpC4,
-                   kMlpC4NoRed, kMlpSpread, kMlpStore, kMlpNoRed}) {
+  for (int mode : {kPdlLate, kMlp, kMlpRot, kMlpSpread, kMlpNoRed, kPdlLate, kMlp, kMlpRot, kMlpSpread, kMlpNoRed}) {
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     const bool persist = mode == kPersist || mode == kPersistLate || mode == kPersistSleep;
@@ -292,7 +295,7 @@ int main() {
     const bool mlp = mode >= kMlp;
     float4* sum = mlp && mode != kMlpNoRed ? sums : nullptr;
     const int cluster = mode == kMlpC4 || mode == kMlpC4NoRed ? 4 : mode == kMlpC8 ? 8 : 1;
-    const int how = mode == kMlpC4NoRed ? 1 : mode == kMlpSpread ? 2 : mode == kMlpStore ? 3 : 0;
+    const int how = mode == kMlpC4NoRed ? 1 : mode == kMlpSpread ? 2 : mode == kMlpStore ? 3 : mode == kMlpRot ? 4 : 0;
     int launches = persist ? static_cast<int>(ks.size()) : 0;
     long long off = 0;
     for (size_t i = 0, prev = 0; !persist && i < ks.size(); ++i) {
