@@ -46,6 +46,8 @@
 //   mlp-store  mlp-spread with plain stores instead of reductions
 //   mlp-rot    mlp with block b's reductions starting at line 7b (mod 128):
 //              the blocks still share every address, but not all at once
+//   mlp-rot-132  mlp-rot with the fused launch on 132 blocks (one an SM):
+//              half the partials to write and reduce
 // The probe is one kernel reading 4 GiB. The recorded runs (bench/RESULTS.md,
 // session 10) predate moving the shared helpers into chain_timing.h; what
 // runs on the GPU is unchanged. Build and run:
@@ -58,8 +60,8 @@
 
 #include "chain_timing.h"
 
-enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8, kMlpC4 = 9, kMlpC8 = 10, kMlpC4NoRed = 11, kMlpSpread = 12, kMlpStore = 13, kMlpRot = 14 };
-const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored", "mlp-c4", "mlp-c8", "mlp-c4-nored", "mlp-spread", "mlp-store", "mlp-rot"};
+enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8, kMlpC4 = 9, kMlpC8 = 10, kMlpC4NoRed = 11, kMlpSpread = 12, kMlpStore = 13, kMlpRot = 14, kMlpRot132 = 15 };
+const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored", "mlp-c4", "mlp-c8", "mlp-c4-nored", "mlp-spread", "mlp-store", "mlp-rot", "mlp-rot-132"};
 
 struct Step {
   const int4* w;
@@ -272,7 +274,7 @@ int main() {
   float4* sums = nullptr;
   CHECK(cudaMalloc(&sums, 1024LL * wide * sizeof(float4)));
   CHECK(cudaMemset(sums, 0, 1024LL * wide * sizeof(float4)));
-  for (int mode : {kPdlLate, kMlp, kMlpRot, kMlpSpread, kMlpNoRed, kPdlLate, kMlp, kMlpRot, kMlpSpread, kMlpNoRed}) {
+  for (int mode : {kPdlLate, kMlpRot, kMlpRot132, kMlpNoRed, kPdlLate, kMlpRot, kMlpRot132, kMlpNoRed}) {
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     const bool persist = mode == kPersist || mode == kPersistLate || mode == kPersistSleep;
@@ -295,7 +297,7 @@ int main() {
     const bool mlp = mode >= kMlp;
     float4* sum = mlp && mode != kMlpNoRed ? sums : nullptr;
     const int cluster = mode == kMlpC4 || mode == kMlpC4NoRed ? 4 : mode == kMlpC8 ? 8 : 1;
-    const int how = mode == kMlpC4NoRed ? 1 : mode == kMlpSpread ? 2 : mode == kMlpStore ? 3 : mode == kMlpRot ? 4 : 0;
+    const int how = mode == kMlpC4NoRed ? 1 : mode == kMlpSpread ? 2 : mode == kMlpStore ? 3 : mode == kMlpRot || mode == kMlpRot132 ? 4 : 0;
     int launches = persist ? static_cast<int>(ks.size()) : 0;
     long long off = 0;
     for (size_t i = 0, prev = 0; !persist && i < ks.size(); ++i) {
@@ -305,7 +307,8 @@ int main() {
              static_cast<int>(i), static_cast<int>(ks.size()), i ? static_cast<unsigned>(ks[prev].blocks) : 0u, mode,
              fused ? sum : nullptr, cluster, how};
       off += (ks[i].bytes + 15) / 16 * 16 + (fused ? (ks[i + 1].bytes + 15) / 16 * 16 : 0);
-      LaunchPdl(st, dim3(ks[i].blocks), kThreads, mode != kPlain, Read, s, fused ? cluster : 1,
+      const int blocks = fused && mode == kMlpRot132 ? sms : ks[i].blocks;
+      LaunchPdl(st, dim3(blocks), kThreads, mode != kPlain, Read, s, fused ? cluster : 1,
                 fused && cluster > 1 ? 1024 * sizeof(float4) : 0);
       prev = i;
       i += fused ? 1 : 0;
