@@ -50,10 +50,15 @@
 //              half the partials to write and reduce
 // The probe is one kernel reading 4 GiB. The recorded runs (bench/RESULTS.md,
 // session 10) predate moving the shared helpers into chain_timing.h; what
-// runs on the GPU is unchanged. Build and run:
-//   nvcc -O3 -arch=sm_90 -o handoff handoff.cu && ./handoff
+// runs on the GPU is unchanged. Build and run (the mode names to run as
+// arguments, each once in that order; none: every mode, twice):
+//   nvcc -std=c++20 -O3 -arch=sm_90 -o handoff handoff.cu
+//   ./handoff pdl-late persist pdl-late persist
+// Session 14's calls each ran the binary of the commit that added their
+// script, whose fixed list of modes they record.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include <cooperative_groups.h>
@@ -213,7 +218,22 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
 }
 
-int main() {
+int main(int argc, char** argv) {
+  std::vector<int> modes;
+  for (int a = 1; a < argc; ++a) {
+    const int n = static_cast<int>(sizeof(kModeNames) / sizeof(kModeNames[0]));
+    const int m = static_cast<int>(std::find_if(kModeNames, kModeNames + n,
+                                                [&](const char* k) { return std::strcmp(k, argv[a]) == 0; }) -
+                                   kModeNames);
+    if (m == n) {
+      std::fprintf(stderr, "handoff: unknown mode '%s'\n", argv[a]);
+      return 2;
+    }
+    modes.push_back(m);
+  }
+  if (modes.empty())
+    for (int rep = 0; rep < 2; ++rep)
+      for (int m = 0; m < static_cast<int>(sizeof(kModeNames) / sizeof(kModeNames[0])); ++m) modes.push_back(m);
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
@@ -274,7 +294,8 @@ int main() {
   float4* sums = nullptr;
   CHECK(cudaMalloc(&sums, 1024LL * wide * sizeof(float4)));
   CHECK(cudaMemset(sums, 0, 1024LL * wide * sizeof(float4)));
-  for (int mode : {kPdlLate, kMlpRot, kMlpRot132, kMlpNoRed, kPdlLate, kMlpRot, kMlpRot132, kMlpNoRed}) {
+  for (int mode : modes) {
+    CHECK(cudaMemset(done, 0, ks.size() * sizeof(unsigned)));  // spin's counters start at zero
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     const bool persist = mode == kPersist || mode == kPersistLate || mode == kPersistSleep;
