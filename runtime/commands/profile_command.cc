@@ -152,7 +152,7 @@ int RunProfile(const std::vector<std::string>& args) {
           ? ProfileJson(*p)
           : absl::StrFormat("kiln profile on %s (%s), context %d\n\n%s\n%s%s", p->gpu, p->kernels, p->context,
                             FormatKernelTable(p->decode), FormatKernelTable(p->prefill),
-                            p->attribution ? "\n" + FormatAttribution(*p->attribution) : "");
+                            p->attribution ? absl::StrCat("\n", FormatAttribution(*p->attribution)) : "");
   std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
   return 0;

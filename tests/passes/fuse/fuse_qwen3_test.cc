@@ -101,8 +101,9 @@ TEST_P(FuseQwen3, SameOutputsAllOpsInScheduledKernels) {
       if (k != ir::OpKind::kKernel) continue;
       EXPECT_NE(op->attr("family"), nullptr) << ir::PrintOpLine(*op);
       EXPECT_NE(op->attr("schedule"), nullptr) << ir::PrintOpLine(*op);
-      if (decode && op->attr("family") != nullptr)
+      if (decode && op->attr("family") != nullptr) {
         EXPECT_NE(op->attr("family")->string_value(), "qk_norm_rope_store") << "decode: rope not in the attention";
+      }
       per_layer[LayerOf(*op)]++;
     }
     EXPECT_EQ(per_layer.count(-2), 0u) << fn << ": a kernel spans layers";

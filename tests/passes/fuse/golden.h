@@ -76,7 +76,9 @@ void RunGoldenFile(const std::string& input_path, const std::string& expected_pa
     const bool negative = header.find("// does not") != std::string::npos;
     const bool partial = header.find("// partial:") != std::string::npos;
     EXPECT_EQ(*changed, !negative || partial);
-    if (negative && !partial) EXPECT_EQ(after, before);
+    if (negative && !partial) {
+      EXPECT_EQ(after, before);
+    }
     auto again = pass.Run(**m, ctx);
     ASSERT_TRUE(again.ok()) << again.status();
     EXPECT_FALSE(*again) << "a second run changed the module";
