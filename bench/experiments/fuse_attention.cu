@@ -25,6 +25,15 @@
 //          value and stores it (what the launch costs without the chain)
 //   warp   sep with the attention done warp by warp (AttentionWarpBody):
 //          the old K/V rows in registers before the wait, one barrier
+//   attout (session 14) the attention and the output projection in one
+//          launch of the output projection's blocks, split over K by KV
+//          head: block b runs the attention of head b % 8 itself (each
+//          head's 33 blocks the same one, which only a short context
+//          affords), then reads its share of the output projection's
+//          bytes (the first loads before its wait, as kiln's) and adds
+//          its partial outputs (124 rows) with reductions: four launches
+//          a layer, the output projection's weights read while the
+//          attention's chain runs
 // The attention's chain: K/V rows asked of the L2 before the dependency;
 // after it, the q/k rows (L2), a sum of squares, the K/V rows (L2), scores,
 // block max and sum through shared memory, p*V, the output: 7 barriers.
@@ -46,8 +55,8 @@ constexpr int kSplits = 32;    // attention grid: kHeads x kSplits, split 0 live
 constexpr int kPositions = 36; // context
 constexpr int kRowFloats = 64; // a K or V row (128 f16) as floats
 
-enum Mode { kSep = 0, kFused = 1, kNone = 2, kSepRel = 3, kSepBig = 4, kSepRelBig = 5, kLast = 6, kThin = 7, kWarp = 8 };
-const char* kModeNames[] = {"sep", "fused", "none", "rel", "big", "relbig", "last", "thin", "warp"};
+enum Mode { kSep = 0, kFused = 1, kNone = 2, kSepRel = 3, kSepBig = 4, kSepRelBig = 5, kLast = 6, kThin = 7, kWarp = 8, kAttOut = 9 };
+const char* kModeNames[] = {"sep", "fused", "none", "rel", "big", "relbig", "last", "thin", "warp", "attout"};
 
 struct Read {  // one matvec's bytes
   const int4* w;
@@ -63,6 +72,13 @@ struct Attention {
   float* out;           // kHeads x kThreads
   int release_after_wait;  // launch_dependents right after the dependency
   int thin;                // after the dependency only one load and the store
+  int keep_dependents;     // attout: no launch_dependents (the output projection's reads release them)
+};
+
+struct AttOut {
+  Read read;      // the output projection's bytes
+  Attention att;
+  float* sum;     // 4096 outputs the blocks' partials are added to
 };
 
 struct Fused {
@@ -167,7 +183,7 @@ __device__ void AttentionBody(const Attention& a, int h, Wait wait) {
   float acc = 0.0f;
   for (int j = t / kRowFloats; j < kPositions; j += kThreads / kRowFloats)
     acc += scores[j] * __ldcg(kv + (kPositions + j) * kRowFloats + t % kRowFloats);
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (!a.keep_dependents) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   a.out[h * kThreads + t] = acc / l;
 }
 
@@ -291,6 +307,19 @@ __global__ void __launch_bounds__(kThreads) LastKernel(Fused f) {
   if (last) AttentionBody(f.att, g, [] {});
 }
 
+__global__ void __launch_bounds__(kThreads) AttOutKernel(AttOut f) {
+  const unsigned b = blockIdx.x, h = b % kHeads, slice = b / kHeads;
+  ReadBody(
+      f.read, b, gridDim.x,
+      [&] { AttentionBody(f.att, h, [] { asm volatile("griddepcontrol.wait;" ::: "memory"); }); },
+      [&] {
+        const int rows = (4096 + gridDim.x / kHeads - 1) / (gridDim.x / kHeads);
+        const int row = slice * rows + threadIdx.x;
+        if (threadIdx.x < rows && row < 4096)
+          asm volatile("red.global.add.f32 [%0], %1;" ::"l"(f.sum + row), "f"(f.att.out[h * kThreads]) : "memory");
+      });
+}
+
 int main() {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -329,7 +358,10 @@ int main() {
   std::printf("%-6s %8s %8s %9s %12s\n", "mode", "ms", "GB/s", "% probe", "launches");
 
   auto launch = [&](auto kernel, dim3 grid, auto arg) { LaunchPdl(st, grid, kThreads, true, kernel, arg); };
-  for (int mode : {kSep, kWarp, kThin, kNone, kSep, kWarp, kThin, kNone}) {
+  float* sums = nullptr;  // attout's 4096 outputs
+  CHECK(cudaMalloc(&sums, 4096 * sizeof(float)));
+  CHECK(cudaMemset(sums, 0, 4096 * sizeof(float)));
+  for (int mode : {kSep, kAttOut, kNone, kSep, kAttOut, kNone}) {
     const bool sep = mode == kSep || mode == kSepRel || mode == kSepBig || mode == kSepRelBig || mode == kThin;
     const bool big = mode == kSepBig || mode == kSepRelBig;
     cudaGraph_t g;
@@ -348,7 +380,7 @@ int main() {
     for (int l = 0; l < layers; ++l) {
       Read rq = read(qkv);
       Attention a{rq.y, wide, kv + l * kv_floats, att_out + (size_t)l * kHeads * kThreads,
-                  mode == kSepRel || mode == kSepRelBig, mode == kThin};
+                  mode == kSepRel || mode == kSepRelBig, mode == kThin, mode == kAttOut};
       unsigned* c = counters + per_layer * l;
       if (mode == kFused) {
         Fused f{rq, a, c, c + 1, static_cast<unsigned>(wide)};
@@ -360,6 +392,9 @@ int main() {
         launch(LastKernel, dim3(wide), f);
         launches += 1;
         prev = a.out;
+      } else if (mode == kAttOut) {
+        launch(ReadKernel<kEarly>, dim3(wide), rq);
+        launches += 1;
       } else {
         launch(ReadKernel<kEarly>, dim3(wide), rq);
         launches += 1;
@@ -374,7 +409,9 @@ int main() {
           prev = a.out;
         }
       }
-      if (big)
+      if (mode == kAttOut) {
+        launch(AttOutKernel, dim3(wide), AttOut{read(o), a, sums});
+      } else if (big)
         launch(ReadKernel<kEarlyAll>, dim3(wide), read(o));
       else
         launch(ReadKernel<kEarly>, dim3(wide), read(o));
