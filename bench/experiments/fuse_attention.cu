@@ -34,6 +34,8 @@
 //          its partial outputs (124 rows) with reductions: four launches
 //          a layer, the output projection's weights read while the
 //          attention's chain runs
+//   attout-big  attout with all of a block's output projection loads (16 a
+//          thread) issued before the attention
 // The attention's chain: K/V rows asked of the L2 before the dependency;
 // after it, the q/k rows (L2), a sum of squares, the K/V rows (L2), scores,
 // block max and sum through shared memory, p*V, the output: 7 barriers.
@@ -55,8 +57,8 @@ constexpr int kSplits = 32;    // attention grid: kHeads x kSplits, split 0 live
 constexpr int kPositions = 36; // context
 constexpr int kRowFloats = 64; // a K or V row (128 f16) as floats
 
-enum Mode { kSep = 0, kFused = 1, kNone = 2, kSepRel = 3, kSepBig = 4, kSepRelBig = 5, kLast = 6, kThin = 7, kWarp = 8, kAttOut = 9 };
-const char* kModeNames[] = {"sep", "fused", "none", "rel", "big", "relbig", "last", "thin", "warp", "attout"};
+enum Mode { kSep = 0, kFused = 1, kNone = 2, kSepRel = 3, kSepBig = 4, kSepRelBig = 5, kLast = 6, kThin = 7, kWarp = 8, kAttOut = 9, kAttOutBig = 10 };
+const char* kModeNames[] = {"sep", "fused", "none", "rel", "big", "relbig", "last", "thin", "warp", "attout", "attout-big"};
 
 struct Read {  // one matvec's bytes
   const int4* w;
@@ -307,9 +309,10 @@ __global__ void __launch_bounds__(kThreads) LastKernel(Fused f) {
   if (last) AttentionBody(f.att, g, [] {});
 }
 
+template <int E>
 __global__ void __launch_bounds__(kThreads) AttOutKernel(AttOut f) {
   const unsigned b = blockIdx.x, h = b % kHeads, slice = b / kHeads;
-  ReadBody(
+  ReadBody<E>(
       f.read, b, gridDim.x,
       [&] { AttentionBody(f.att, h, [] { asm volatile("griddepcontrol.wait;" ::: "memory"); }); },
       [&] {
@@ -361,7 +364,7 @@ int main() {
   float* sums = nullptr;  // attout's 4096 outputs
   CHECK(cudaMalloc(&sums, 4096 * sizeof(float)));
   CHECK(cudaMemset(sums, 0, 4096 * sizeof(float)));
-  for (int mode : {kSep, kAttOut, kNone, kSep, kAttOut, kNone}) {
+  for (int mode : {kSep, kAttOut, kAttOutBig, kNone, kSep, kAttOut, kAttOutBig, kNone}) {
     const bool sep = mode == kSep || mode == kSepRel || mode == kSepBig || mode == kSepRelBig || mode == kThin;
     const bool big = mode == kSepBig || mode == kSepRelBig;
     cudaGraph_t g;
@@ -380,7 +383,7 @@ int main() {
     for (int l = 0; l < layers; ++l) {
       Read rq = read(qkv);
       Attention a{rq.y, wide, kv + l * kv_floats, att_out + (size_t)l * kHeads * kThreads,
-                  mode == kSepRel || mode == kSepRelBig, mode == kThin, mode == kAttOut};
+                  mode == kSepRel || mode == kSepRelBig, mode == kThin, mode == kAttOut || mode == kAttOutBig};
       unsigned* c = counters + per_layer * l;
       if (mode == kFused) {
         Fused f{rq, a, c, c + 1, static_cast<unsigned>(wide)};
@@ -392,7 +395,7 @@ int main() {
         launch(LastKernel, dim3(wide), f);
         launches += 1;
         prev = a.out;
-      } else if (mode == kAttOut) {
+      } else if (mode == kAttOut || mode == kAttOutBig) {
         launch(ReadKernel<kEarly>, dim3(wide), rq);
         launches += 1;
       } else {
@@ -409,8 +412,11 @@ int main() {
           prev = a.out;
         }
       }
-      if (mode == kAttOut) {
-        launch(AttOutKernel, dim3(wide), AttOut{read(o), a, sums});
+      if (mode == kAttOut || mode == kAttOutBig) {
+        if (mode == kAttOut)
+          launch(AttOutKernel<kEarly>, dim3(wide), AttOut{read(o), a, sums});
+        else
+          launch(AttOutKernel<kEarlyAll>, dim3(wide), AttOut{read(o), a, sums});
       } else if (big)
         launch(ReadKernel<kEarlyAll>, dim3(wide), read(o));
       else
