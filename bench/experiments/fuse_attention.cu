@@ -36,6 +36,10 @@
 //          attention's chain runs
 //   attout-big  attout with all of a block's output projection loads (16 a
 //          thread) issued before the attention
+//   mlp    sep with each layer's gate/up and down as one launch adding its
+//          4096 partial outputs with 1024 vector reductions a block, block
+//          b starting at line 7b (handoff.cu's mlp-rot)
+//   both   attout-big and mlp: three launches a layer
 // The attention's chain: K/V rows asked of the L2 before the dependency;
 // after it, the q/k rows (L2), a sum of squares, the K/V rows (L2), scores,
 // block max and sum through shared memory, p*V, the output: 7 barriers.
@@ -57,8 +61,8 @@ constexpr int kSplits = 32;    // attention grid: kHeads x kSplits, split 0 live
 constexpr int kPositions = 36; // context
 constexpr int kRowFloats = 64; // a K or V row (128 f16) as floats
 
-enum Mode { kSep = 0, kFused = 1, kNone = 2, kSepRel = 3, kSepBig = 4, kSepRelBig = 5, kLast = 6, kThin = 7, kWarp = 8, kAttOut = 9, kAttOutBig = 10 };
-const char* kModeNames[] = {"sep", "fused", "none", "rel", "big", "relbig", "last", "thin", "warp", "attout", "attout-big"};
+enum Mode { kSep = 0, kFused = 1, kNone = 2, kSepRel = 3, kSepBig = 4, kSepRelBig = 5, kLast = 6, kThin = 7, kWarp = 8, kAttOut = 9, kAttOutBig = 10, kMlp = 11, kBoth = 12 };
+const char* kModeNames[] = {"sep", "fused", "none", "rel", "big", "relbig", "last", "thin", "warp", "attout", "attout-big", "mlp", "both"};
 
 struct Read {  // one matvec's bytes
   const int4* w;
@@ -323,6 +327,17 @@ __global__ void __launch_bounds__(kThreads) AttOutKernel(AttOut f) {
       });
 }
 
+// mlp: the fused gate/up and down; `sum` takes the 4096 partials.
+__global__ void __launch_bounds__(kThreads) MlpKernel(Read r, float4* sum) {
+  ReadBody(r, blockIdx.x, gridDim.x, [] { asm volatile("griddepcontrol.wait;" ::: "memory"); }, [&] {
+    const float a = r.y[blockIdx.x];
+    for (int q0 = threadIdx.x; q0 < 1024; q0 += kThreads) {
+      const int q = (q0 + 56 * static_cast<int>(blockIdx.x)) % 1024;
+      asm volatile("red.global.add.v4.f32 [%0], {%1, %1, %1, %1};" ::"l"(sum + q), "f"(a) : "memory");
+    }
+  });
+}
+
 int main() {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -364,8 +379,13 @@ int main() {
   float* sums = nullptr;  // attout's 4096 outputs
   CHECK(cudaMalloc(&sums, 4096 * sizeof(float)));
   CHECK(cudaMemset(sums, 0, 4096 * sizeof(float)));
-  for (int mode : {kSep, kAttOut, kAttOutBig, kNone, kSep, kAttOut, kAttOutBig, kNone}) {
-    const bool sep = mode == kSep || mode == kSepRel || mode == kSepBig || mode == kSepRelBig || mode == kThin;
+  float4* mlp_sums = nullptr;  // mlp's 4096 outputs
+  CHECK(cudaMalloc(&mlp_sums, 1024 * sizeof(float4)));
+  CHECK(cudaMemset(mlp_sums, 0, 1024 * sizeof(float4)));
+  for (int mode : {kSep, kAttOutBig, kMlp, kBoth, kNone, kSep, kAttOutBig, kMlp, kBoth, kNone}) {
+    const bool sep = mode == kSep || mode == kSepRel || mode == kSepBig || mode == kSepRelBig || mode == kThin ||
+                     mode == kMlp;
+    const bool attout = mode == kAttOut || mode == kAttOutBig || mode == kBoth;
     const bool big = mode == kSepBig || mode == kSepRelBig;
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
@@ -383,7 +403,7 @@ int main() {
     for (int l = 0; l < layers; ++l) {
       Read rq = read(qkv);
       Attention a{rq.y, wide, kv + l * kv_floats, att_out + (size_t)l * kHeads * kThreads,
-                  mode == kSepRel || mode == kSepRelBig, mode == kThin, mode == kAttOut || mode == kAttOutBig};
+                  mode == kSepRel || mode == kSepRelBig, mode == kThin, mode == kAttOut || mode == kAttOutBig || mode == kBoth};
       unsigned* c = counters + per_layer * l;
       if (mode == kFused) {
         Fused f{rq, a, c, c + 1, static_cast<unsigned>(wide)};
@@ -395,7 +415,7 @@ int main() {
         launch(LastKernel, dim3(wide), f);
         launches += 1;
         prev = a.out;
-      } else if (mode == kAttOut || mode == kAttOutBig) {
+      } else if (attout) {
         launch(ReadKernel<kEarly>, dim3(wide), rq);
         launches += 1;
       } else {
@@ -412,7 +432,7 @@ int main() {
           prev = a.out;
         }
       }
-      if (mode == kAttOut || mode == kAttOutBig) {
+      if (attout) {
         if (mode == kAttOut)
           launch(AttOutKernel<kEarly>, dim3(wide), AttOut{read(o), a, sums});
         else
@@ -421,9 +441,14 @@ int main() {
         launch(ReadKernel<kEarlyAll>, dim3(wide), read(o));
       else
         launch(ReadKernel<kEarly>, dim3(wide), read(o));
-      for (long long bytes : {gu, down}) {
-        launch(ReadKernel<kEarly>, dim3(wide), read(bytes));
+      if (mode == kMlp || mode == kBoth) {
+        launch(MlpKernel, dim3(wide), read(gu + down), mlp_sums);
         launches += 1;
+      } else {
+        for (long long bytes : {gu, down}) {
+          launch(ReadKernel<kEarly>, dim3(wide), read(bytes));
+          launches += 1;
+        }
       }
       launches += 1;
     }
