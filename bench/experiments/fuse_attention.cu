@@ -328,7 +328,13 @@ __global__ void __launch_bounds__(kThreads) AttOutKernel(AttOut f) {
 }
 
 // mlp: the fused gate/up and down; `sum` takes the 4096 partials.
-__global__ void __launch_bounds__(kThreads) MlpKernel(Read r, float4* sum) {
+struct Mlp {
+  Read r;
+  float4* sum;
+};
+__global__ void __launch_bounds__(kThreads) MlpKernel(Mlp m) {
+  const Read& r = m.r;
+  float4* sum = m.sum;
   ReadBody(r, blockIdx.x, gridDim.x, [] { asm volatile("griddepcontrol.wait;" ::: "memory"); }, [&] {
     const float a = r.y[blockIdx.x];
     for (int q0 = threadIdx.x; q0 < 1024; q0 += kThreads) {
@@ -442,7 +448,7 @@ int main() {
       else
         launch(ReadKernel<kEarly>, dim3(wide), read(o));
       if (mode == kMlp || mode == kBoth) {
-        launch(MlpKernel, dim3(wide), read(gu + down), mlp_sums);
+        launch(MlpKernel, dim3(wide), Mlp{read(gu + down), mlp_sums});
         launches += 1;
       } else {
         for (long long bytes : {gu, down}) {
