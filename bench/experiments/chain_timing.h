@@ -1,7 +1,7 @@
 // What bench/experiments' standalone CUDA programs share: error checks, the
-// median time of a launch over repeats, the read kernels' main loop, and a
+// median time of a launch over repeats, the read kernels' main loop, a
 // launch with programmatic stream serialization (as kiln's runtime launches
-// its decode kernels).
+// its decode kernels), and the modes named on the command line.
 #ifndef KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 #define KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #define CHECK(x)                                                                                  \
@@ -88,6 +89,24 @@ void LaunchPdl(cudaStream_t stream, dim3 grid, int threads, bool pdl, Kernel ker
   cfg.attrs = attr;
   cfg.numAttrs = cluster > 1 ? 2 : 1;
   CHECK(cudaLaunchKernelEx(&cfg, kernel, arg));
+}
+
+// The modes named in argv[1..] (indices into names[0..n)), each once in
+// that order; with none, every mode twice. An unknown name exits with 2.
+inline std::vector<int> ModesFromArgs(int argc, char** argv, const char* const* names, int n) {
+  std::vector<int> modes;
+  for (int a = 1; a < argc; ++a) {
+    const int m = static_cast<int>(
+        std::find_if(names, names + n, [&](const char* k) { return std::strcmp(k, argv[a]) == 0; }) - names);
+    if (m == n) {
+      std::fprintf(stderr, "%s: unknown mode '%s'\n", argv[0], argv[a]);
+      std::exit(2);
+    }
+    modes.push_back(m);
+  }
+  for (int rep = 0; modes.empty() && rep < 2; ++rep)
+    for (int m = 0; m < n; ++m) modes.push_back(m);
+  return modes;
 }
 
 #endif  // KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_

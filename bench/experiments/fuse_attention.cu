@@ -45,8 +45,12 @@
 // block max and sum through shared memory, p*V, the output: 7 barriers.
 // The recorded runs (bench/RESULTS.md, session 10) predate moving the shared
 // helpers into chain_timing.h; what runs on the GPU is unchanged.
-// Build and run:
-//   nvcc -O3 -arch=sm_90 -o fuse_attention fuse_attention.cu && ./fuse_attention
+// Build and run (the mode names to run as arguments, each once in that
+// order; none: every mode, twice):
+//   nvcc -std=c++20 -O3 -arch=sm_90 -o fuse_attention fuse_attention.cu
+//   ./fuse_attention sep attout-big sep attout-big
+// Session 14's calls each ran the binary of the commit that added their
+// script, whose fixed list of modes they record.
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -344,7 +348,9 @@ __global__ void __launch_bounds__(kThreads) MlpKernel(Mlp m) {
   });
 }
 
-int main() {
+int main(int argc, char** argv) {
+  const std::vector<int> modes =
+      ModesFromArgs(argc, argv, kModeNames, static_cast<int>(sizeof(kModeNames) / sizeof(kModeNames[0])));
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
@@ -388,7 +394,7 @@ int main() {
   float4* mlp_sums = nullptr;  // mlp's 4096 outputs
   CHECK(cudaMalloc(&mlp_sums, 1024 * sizeof(float4)));
   CHECK(cudaMemset(mlp_sums, 0, 1024 * sizeof(float4)));
-  for (int mode : {kSep, kAttOutBig, kMlp, kBoth, kNone, kSep, kAttOutBig, kMlp, kBoth, kNone}) {
+  for (int mode : modes) {
     const bool sep = mode == kSep || mode == kSepRel || mode == kSepBig || mode == kSepRelBig || mode == kThin ||
                      mode == kMlp;
     const bool attout = mode == kAttOut || mode == kAttOutBig || mode == kBoth;

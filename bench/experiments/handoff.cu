@@ -58,7 +58,6 @@
 // script, whose fixed list of modes they record.
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include <cooperative_groups.h>
@@ -219,21 +218,8 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 int main(int argc, char** argv) {
-  std::vector<int> modes;
-  for (int a = 1; a < argc; ++a) {
-    const int n = static_cast<int>(sizeof(kModeNames) / sizeof(kModeNames[0]));
-    const int m = static_cast<int>(std::find_if(kModeNames, kModeNames + n,
-                                                [&](const char* k) { return std::strcmp(k, argv[a]) == 0; }) -
-                                   kModeNames);
-    if (m == n) {
-      std::fprintf(stderr, "handoff: unknown mode '%s'\n", argv[a]);
-      return 2;
-    }
-    modes.push_back(m);
-  }
-  if (modes.empty())
-    for (int rep = 0; rep < 2; ++rep)
-      for (int m = 0; m < static_cast<int>(sizeof(kModeNames) / sizeof(kModeNames[0])); ++m) modes.push_back(m);
+  const std::vector<int> modes =
+      ModesFromArgs(argc, argv, kModeNames, static_cast<int>(sizeof(kModeNames) / sizeof(kModeNames[0])));
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
