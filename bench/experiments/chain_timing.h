@@ -1,7 +1,8 @@
 // What bench/experiments' standalone CUDA programs share: error checks, the
-// median time of a launch over repeats, the read kernels' main loop, a
-// launch with programmatic stream serialization (as kiln's runtime launches
-// its decode kernels), and the modes named on the command line.
+// median time of a launch over repeats, the read kernels' main loop, an
+// acquire load and the vector reductions, a launch with programmatic stream
+// serialization (as kiln's runtime launches its decode kernels), and the
+// modes named on the command line.
 #ifndef KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 #define KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 
@@ -66,6 +67,28 @@ __device__ inline unsigned XorWords(const int4* w, long long j0, long long end, 
     for (int u = 0; u < 4; ++u) acc ^= a[u].x ^ a[u].y ^ a[u].z ^ a[u].w;
   }
   return acc;
+}
+
+// An acquire load at GPU scope (a counter another block releases).
+__device__ inline unsigned LoadAcquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// *p += v, four floats at once (red.global.add.v4.f32, sm_90).
+__device__ inline void Reduce4(float4* p, float4 v) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+}
+
+// The block adds a to every float of sum[0..1024) (4096 partial outputs),
+// `threads` threads a float4 each in turn, block b starting at float4 56b
+// (line 7b of 128, mod 1024) so that the grid's blocks meet on an address
+// less often.
+__device__ inline void ReduceRotated(float4* sum, float a, int threads) {
+  for (int q0 = threadIdx.x; q0 < 1024; q0 += threads)
+    Reduce4(sum + (q0 + 56 * static_cast<int>(blockIdx.x)) % 1024, make_float4(a, a, a, a));
 }
 
 // kernel<<<grid, threads, shared, stream>>>(arg), with programmatic stream

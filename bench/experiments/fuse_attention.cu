@@ -99,12 +99,6 @@ struct Fused {
   unsigned read_blocks;
 };
 
-__device__ unsigned LoadAcquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
 // A matvec's reads as block b of nb; `wait` runs between the early loads
 // and the rest (the dependency), `done` after the block's store.
 template <int E = kEarly, typename Wait, typename Done>
@@ -337,15 +331,8 @@ struct Mlp {
   float4* sum;
 };
 __global__ void __launch_bounds__(kThreads) MlpKernel(Mlp m) {
-  const Read& r = m.r;
-  float4* sum = m.sum;
-  ReadBody(r, blockIdx.x, gridDim.x, [] { asm volatile("griddepcontrol.wait;" ::: "memory"); }, [&] {
-    const float a = r.y[blockIdx.x];
-    for (int q0 = threadIdx.x; q0 < 1024; q0 += kThreads) {
-      const int q = (q0 + 56 * static_cast<int>(blockIdx.x)) % 1024;
-      asm volatile("red.global.add.v4.f32 [%0], {%1, %1, %1, %1};" ::"l"(sum + q), "f"(a) : "memory");
-    }
-  });
+  ReadBody(m.r, blockIdx.x, gridDim.x, [] { asm volatile("griddepcontrol.wait;" ::: "memory"); },
+           [&] { ReduceRotated(m.sum, m.r.y[blockIdx.x], kThreads); });
 }
 
 int main(int argc, char** argv) {
@@ -415,7 +402,7 @@ int main(int argc, char** argv) {
     for (int l = 0; l < layers; ++l) {
       Read rq = read(qkv);
       Attention a{rq.y, wide, kv + l * kv_floats, att_out + (size_t)l * kHeads * kThreads,
-                  mode == kSepRel || mode == kSepRelBig, mode == kThin, mode == kAttOut || mode == kAttOutBig || mode == kBoth};
+                  mode == kSepRel || mode == kSepRelBig, mode == kThin, attout};
       unsigned* c = counters + per_layer * l;
       if (mode == kFused) {
         Fused f{rq, a, c, c + 1, static_cast<unsigned>(wide)};
@@ -427,9 +414,6 @@ int main(int argc, char** argv) {
         launch(LastKernel, dim3(wide), f);
         launches += 1;
         prev = a.out;
-      } else if (attout) {
-        launch(ReadKernel<kEarly>, dim3(wide), rq);
-        launches += 1;
       } else {
         launch(ReadKernel<kEarly>, dim3(wide), rq);
         launches += 1;

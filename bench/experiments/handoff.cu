@@ -78,24 +78,10 @@ struct Step {
   int mode;
   float4* sum;          // mlp: 1024 float4 every block adds its partials to
   int cluster;          // mlp-cN: N (its partials reduced across the cluster first)
-  int how;              // 0: reduce into sum; 1: no reductions; 2: each block into
-                        // its own sum + 1024 * block; 3: plain stores there; 4: as 0,
-                        // rotated by 7 lines a block
 };
-
-__device__ void Reduce4(float4* p, float4 v) {
-  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
-               : "memory");
-}
 
 constexpr int kThreads = 512;
 constexpr int kEarly = 4;  // 16-byte loads a thread issues before the dependency
-
-__device__ unsigned LoadAcquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 
 __global__ void __launch_bounds__(kThreads) Read(Step s) {
   const long long per = (s.n16 + gridDim.x - 1) / gridDim.x;
@@ -144,15 +130,17 @@ __global__ void __launch_bounds__(kThreads) Read(Step s) {
         const float4 v = cl.map_shared_rank(part, b)[r * per + q];
         t.x += v.x, t.y += v.y, t.z += v.z, t.w += v.w;
       }
-      if (s.how == 0 || t.x == -1.0f) Reduce4(s.sum + r * per + q, t);  // -1 never happens
+      if (s.mode != kMlpC4NoRed || t.x == -1.0f) Reduce4(s.sum + r * per + q, t);  // -1 never happens
     }
     cl.sync();  // no block leaves while another reads its partials
+  } else if (s.sum != nullptr && (s.mode == kMlpRot || s.mode == kMlpRot132)) {
+    ReduceRotated(s.sum, (float)(acc & 1u), kThreads);
   } else if (s.sum != nullptr) {
     const float a = (float)(acc & 1u);
-    float4* own = s.sum + (s.how >= 2 ? 1024LL * blockIdx.x : 0);
-    for (int q0 = threadIdx.x; q0 < 1024; q0 += kThreads) {
-      const int q = s.how == 4 ? (q0 + 56 * static_cast<int>(blockIdx.x)) % 1024 : q0;
-      if (s.how == 3)
+    // mlp-spread and mlp-store: each block its own 1024 float4.
+    float4* own = s.sum + (s.mode == kMlpSpread || s.mode == kMlpStore ? 1024LL * blockIdx.x : 0);
+    for (int q = threadIdx.x; q < 1024; q += kThreads) {
+      if (s.mode == kMlpStore)
         own[q] = make_float4(a, a, a, a);
       else
         Reduce4(own + q, make_float4(a, a, a, a));
@@ -269,7 +257,7 @@ int main(int argc, char** argv) {
   auto time_ms = [&](auto launch, int reps) { return timer.MedianMs(launch, reps); };
   // The probe: one kernel over 4 GiB (or the whole buffer if smaller).
   const long long probe_bytes = std::min<long long>(total, 4LL << 30);
-  Step probe{reinterpret_cast<const int4*>(w), probe_bytes / 16, nullptr, ys[0], done, 0, 1, 0, kPlain, nullptr, 1, 0};
+  Step probe{reinterpret_cast<const int4*>(w), probe_bytes / 16, nullptr, ys[0], done, 0, 1, 0, kPlain, nullptr, 1};
   const float probe_ms = time_ms([&] { Read<<<4 * sms, kThreads, 0, st>>>(probe); }, 9);
   const double probe_gbs = probe_bytes / (probe_ms * 1e6);
   std::printf("%s, %d SMs; probe: %.1f GB/s (%lld MB in %.3f ms)\n", prop.name, sms, probe_gbs, probe_bytes >> 20,
@@ -304,7 +292,6 @@ int main(int argc, char** argv) {
     const bool mlp = mode >= kMlp;
     float4* sum = mlp && mode != kMlpNoRed ? sums : nullptr;
     const int cluster = mode == kMlpC4 || mode == kMlpC4NoRed ? 4 : mode == kMlpC8 ? 8 : 1;
-    const int how = mode == kMlpC4NoRed ? 1 : mode == kMlpSpread ? 2 : mode == kMlpStore ? 3 : mode == kMlpRot || mode == kMlpRot132 ? 4 : 0;
     int launches = persist ? static_cast<int>(ks.size()) : 0;
     long long off = 0;
     for (size_t i = 0, prev = 0; !persist && i < ks.size(); ++i) {
@@ -312,7 +299,7 @@ int main(int argc, char** argv) {
       const long long bytes = ks[i].bytes + (fused ? ks[i + 1].bytes : 0);
       Step s{reinterpret_cast<const int4*>(w + off), bytes / 16, i ? ys[prev] : nullptr, ys[i], done,
              static_cast<int>(i), static_cast<int>(ks.size()), i ? static_cast<unsigned>(ks[prev].blocks) : 0u, mode,
-             fused ? sum : nullptr, cluster, how};
+             fused ? sum : nullptr, cluster};
       off += (ks[i].bytes + 15) / 16 * 16 + (fused ? (ks[i + 1].bytes + 15) / 16 * 16 : 0);
       const int blocks = fused && mode == kMlpRot132 ? sms : ks[i].blocks;
       LaunchPdl(st, dim3(blocks), kThreads, mode != kPlain, Read, s, fused ? cluster : 1,
