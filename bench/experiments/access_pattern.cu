@@ -275,23 +275,25 @@ int main(int argc, char** argv) {
   for (int m : modes) {
     const Shape& s = kShapes[m];
     const long long bytes = static_cast<long long>(s.rows) * s.row_bytes;
-    // One launch after another, each on the ring's next `bytes`.
-    auto chain = [&](auto launch_one) {
+    // One launch after another, each on the ring's next `span` bytes.
+    auto chain = [&](long long span, auto launch_one) {
       return timer.MedianMs(
                  [&] {
-                   for (int l = 0; l < kLaunches; ++l) launch_one(ring + (l * bytes) % (kRing - bytes));
+                   for (int l = 0; l < kLaunches; ++l) launch_one(ring + (l * span) % (kRing - span));
                  },
                  5) *
              1000.0f / kLaunches;
     };
     int probe_blocks = 0;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&probe_blocks, ProbeKernel, 256, 0));
-    const float probe_us = chain([&](const char* base) {
-      LaunchPdl(stream, dim3(probe_blocks * sms), 256, true, ProbeKernel,
-                ProbeArgs{reinterpret_cast<const int4*>(base), bytes / 16, sink});
-    });
-    std::printf("%s\t%lld\tprobe\t256\t-\t-\t%d\t%.2f\t%.0f\n", s.name, bytes, probe_blocks, probe_us,
-                bytes / probe_us / 1e3);
+    auto probe = [&](long long span) {
+      const float us = chain(span, [&](const char* base) {
+        LaunchPdl(stream, dim3(probe_blocks * sms), 256, true, ProbeKernel,
+                  ProbeArgs{reinterpret_cast<const int4*>(base), span / 16, sink});
+      });
+      std::printf("%s\t%lld\tprobe\t256\t-\t-\t%d\t%.2f\t%.0f\n", s.name, span, probe_blocks, us, span / us / 1e3);
+    };
+    probe(bytes);
     for (const Config& c : kConfigs) {
       const Kernel k = Pick(c.rpw, c.u);
       const int rows_per_block = c.threads / 32 * c.rpw;
@@ -301,7 +303,7 @@ int main(int argc, char** argv) {
       int resident = 0;
       CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, k, c.threads, shared));
       for (bool tiled : {false, true}) {
-        const float us = chain([&](const char* base) {
+        const float us = chain(bytes, [&](const char* base) {
           LaunchPdl(stream, dim3(s.rows / rows_per_block), c.threads, true, k,
                     Args{base, s.row_bytes, rows_per_block, tiled, sink}, 1, shared);
         });
@@ -312,21 +314,7 @@ int main(int argc, char** argv) {
     // The int8 rows and then their scales (1/16 of their bytes), against
     // the probe reading as many bytes.
     const long long with_scales = bytes + bytes / 16;
-    auto chain_with_scales = [&](auto launch_one) {
-      return timer.MedianMs(
-                 [&] {
-                   for (int l = 0; l < kLaunches; ++l)
-                     launch_one(ring + (l * with_scales) % (kRing - with_scales));
-                 },
-                 5) *
-             1000.0f / kLaunches;
-    };
-    const float probe17_us = chain_with_scales([&](const char* base) {
-      LaunchPdl(stream, dim3(probe_blocks * sms), 256, true, ProbeKernel,
-                ProbeArgs{reinterpret_cast<const int4*>(base), with_scales / 16, sink});
-    });
-    std::printf("%s\t%lld\tprobe\t256\t-\t-\t%d\t%.2f\t%.0f\n", s.name, with_scales, probe_blocks, probe17_us,
-                with_scales / probe17_us / 1e3);
+    probe(with_scales);
     for (const BulkConfig& c : kBulkConfigs) {
       const Bulk k = s.row_bytes == 4096 ? PickBulk<8>(c.cw, c.stages) : PickBulk<12>(c.cw, c.stages);
       const size_t shared = static_cast<size_t>(c.stages) * c.cw * s.row_bytes * 17 / 16 + 16 * c.stages;
@@ -337,7 +325,7 @@ int main(int argc, char** argv) {
       const int rows_per_block =
           c.rows_per_block ? c.rows_per_block : (s.rows + slots * c.cw - 1) / (slots * c.cw) * c.cw;
       const int grid = (s.rows + rows_per_block - 1) / rows_per_block;
-      const float us = chain_with_scales([&](const char* base) {
+      const float us = chain(with_scales, [&](const char* base) {
         LaunchPdl(stream, dim3(grid), 32 * (c.cw + 1), true, k,
                   BulkArgs{base, base + bytes, x, out, rows_per_block, s.rows}, 1, shared);
       });
