@@ -89,7 +89,7 @@ ScheduleEntry HeuristicSchedule(const ScheduleKey& key) {
     g->set_tile_n(64);
     g->set_tile_k(GemmTileK(key.weight_dtype));
     g->set_threads(128);
-    g->set_stages(2);
+    g->set_stages(1);
     g->set_tensor_cores(true);
   } else if (f == "attention_decode") {
     AttentionSchedule* a = e.mutable_attention();

@@ -10,7 +10,14 @@
 //     mma.m16n8k16"); fp32 path: each thread owns micro_m x 4 outputs.
 // The result tile goes through shared memory, so every epilogue (store,
 // residual add, silu(gate)*up pairs) is applied by whichever thread holds
-// both of its inputs. One stage: simple and correct first.
+// both of its inputs.
+//
+// stages = 1: each k tile is loaded, converted into shared memory and
+// computed in turn, so every tile waits out its global loads. stages >= 2:
+// the loads of tile k + 1 (raw weight words, activations) go out into
+// registers before tile k is computed and are converted into shared memory
+// after it, so their latency overlaps the mma work (two barriers a tile, as
+// before; the last tile's loads repeat it, their conversion is unused).
 //
 // f16 caveat: weights and activations are rounded to f16 (relative error
 // 2^-11 each) and activations beyond 65504 overflow; use
@@ -63,6 +70,44 @@ class GemmEmitter {
     return {b_.CreateLShr(lane, I(2)), b_.CreateShl(b_.CreateAnd(lane, I(3)), I(1)),
             b_.CreateMul(wm, I(plan_.tile_m / plan_.warps_m)), b_.CreateMul(wn, I(plan_.tile_n / plan_.warps_n))};
   }
+  // A thread's share of a k tile's loads: its weight pieces' raw words and
+  // its activation quads, issued by Fetch* and converted into the shared
+  // tiles by Store*. Each share is a fixed count of items (the last clamped
+  // to the tile, `ok` false past it), so the loaded values can wait in
+  // registers while other work runs.
+  struct WeightShare {
+    Value* kt;
+    std::vector<Value*> idx, ok;
+    std::vector<std::vector<Value*>> raw;
+  };
+  struct ActivationShare {
+    Value* kt;
+    std::vector<Value*> idx;
+    std::vector<std::vector<Value*>> x;
+  };
+  // Weight item `idx` of tile kt: its row in the tile and its piece.
+  struct WeightItem {
+    Value* rl;
+    PieceRef ref;
+  };
+  WeightItem WeightItemAt(Value* kt, Value* idx);
+  std::vector<Value*> LoadPiece(const WeightItem& it);
+  // Decodes the piece exactly into the A tile (columns relative to tile
+  // kt); with `ok`, stores only where it holds.
+  void StorePiece(Value* kt, const WeightItem& it, const std::vector<Value*>& raw, Value* ok);
+  // Activation quad `idx` of tile kt: its token in the tile, column in the
+  // tile and in the row, whether the token exists, and its global address.
+  struct ActivationQuad {
+    Value *tl, *kq, *k, *valid, *x;
+  };
+  ActivationQuad ActivationQuadAt(Value* kt, Value* idx);
+  // RMSNorm applied (x * r_t * norm_w), tokens past T zeroed, into the B tile.
+  void StoreQuad(const ActivationQuad& q, std::vector<Value*> x);
+  WeightShare FetchWeights(Value* kt);
+  void StoreWeights(const WeightShare& share);
+  ActivationShare FetchActivations(Value* kt);
+  void StoreActivations(const ActivationShare& share);
+  // stages = 1: tile kt loaded and stored in turn.
   void LoadWeightTile(Value* kt);
   void LoadActivationTile(Value* kt);
   void ComputeTensorCores();
@@ -129,16 +174,36 @@ absl::Status GemmEmitter::Emit() {
 
   int n_acc = plan_.tensor_cores ? plan_.m_frags * plan_.n_frags * 4 : plan_.micro_m * plan_.micro_n;
   for (int i = 0; i < n_acc; ++i) acc_.push_back(kb_.Var(kb_.F32(), kb_.F32c(0.0f), "acc"));
-  kb_.For(I(0), I(plan_.k_tiles), I(1), [&](Value* kt) {
-    LoadWeightTile(kt);
-    LoadActivationTile(kt);
-    kb_.Barrier();
+  auto compute = [&] {
     if (plan_.tensor_cores)
       ComputeTensorCores();
     else
       ComputeFp32();
+  };
+  if (plan_.stages >= 2) {
+    // Tile 0, then each tile's compute with the next one's loads in flight.
+    StoreWeights(FetchWeights(I(0)));
+    StoreActivations(FetchActivations(I(0)));
     kb_.Barrier();
-  });
+    kb_.For(I(0), I(plan_.k_tiles), I(1), [&](Value* kt) {
+      Value* next = kb_.SMin(b_.CreateAdd(kt, I(1)), I(plan_.k_tiles - 1));
+      WeightShare w = FetchWeights(next);
+      ActivationShare x = FetchActivations(next);
+      compute();
+      kb_.Barrier();
+      StoreWeights(w);
+      StoreActivations(x);
+      kb_.Barrier();
+    }, /*unroll=*/1);
+  } else {
+    kb_.For(I(0), I(plan_.k_tiles), I(1), [&](Value* kt) {
+      LoadWeightTile(kt);
+      LoadActivationTile(kt);
+      kb_.Barrier();
+      compute();
+      kb_.Barrier();
+    });
+  }
   kb_.GridDependencyLaunchDependents();
   StoreAccumulators();
   kb_.Barrier();
@@ -147,60 +212,119 @@ absl::Status GemmEmitter::Emit() {
   return absl::OkStatus();
 }
 
-void GemmEmitter::LoadWeightTile(Value* kt) {
-  const FormatGeometry& g = plan_.fmt;
+GemmEmitter::WeightItem GemmEmitter::WeightItemAt(Value* kt, Value* idx) {
   const int ppr = plan_.pieces_per_tile_row;
-  const int64_t row_bytes = WeightRowBytes(spec_.weight, spec_.cols);
-  Value* W = kb_.Param("w");
-  Value* WS = kb_.Param("w_scales");
-  kb_.For(tid_, I(int64_t{plan_.tile_m} * ppr), I(plan_.threads), [&](Value* idx) {
-    Value* rl = b_.CreateUDiv(idx, I(ppr));
-    Value* piece = b_.CreateAdd(b_.CreateMul(kt, I(ppr)), b_.CreateURem(idx, I(ppr)));
-    Value* row = b_.CreateAdd(m0_, rl);
-    row = b_.CreateSelect(b_.CreateICmpSLT(row, I(spec_.rows)), row, I(spec_.rows - 1));
-    Value* row64 = b_.CreateZExt(row, kb_.I64());
-    Value* rowptr = kb_.Gep(W, b_.CreateMul(row64, kb_.I64c(row_bytes)));
-    const int64_t scale_row_bytes = ScaleRowBytes(spec_.weight, spec_.cols);
-    Value* scale_row = scale_row_bytes > 0 ? kb_.Gep(WS, b_.CreateMul(row64, kb_.I64c(scale_row_bytes))) : nullptr;
-    U16Reader reader = [&](Value* block, Value* off) -> Value* {
-      Value* byte = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(block, kb_.I64()), kb_.I64c(g.block_bytes)),
-                                 b_.CreateZExt(off, kb_.I64()));
-      return kb_.LoadNc(kb_.I16(), kb_.Gep(rowptr, byte), 2);
-    };
-    PieceRef ref{rowptr, scale_row, piece};
-    std::vector<Value*> raw = dec_.Load(kb_, ref, &reader);
-    Value* k0 = b_.CreateMul(kt, I(plan_.tile_k));
-    for (const Segment& s : dec_.Decode(kb_, ref, raw)) {
-      for (const Quad& q : s.quads) {
-        std::vector<Value*> w;
-        for (int i = 0; i < 4; ++i) w.push_back(dec_.ExactWeight(kb_, s, q.f[i]));
-        Store4(At(a_s_, rl, b_.CreateSub(q.col, k0), plan_.a_stride, plan_.elem_bytes), w);
-      }
+  Value* rl = b_.CreateUDiv(idx, I(ppr));
+  Value* piece = b_.CreateAdd(b_.CreateMul(kt, I(ppr)), b_.CreateURem(idx, I(ppr)));
+  Value* row = b_.CreateAdd(m0_, rl);
+  row = b_.CreateSelect(b_.CreateICmpSLT(row, I(spec_.rows)), row, I(spec_.rows - 1));
+  Value* row64 = b_.CreateZExt(row, kb_.I64());
+  Value* rowptr = kb_.Gep(kb_.Param("w"), b_.CreateMul(row64, kb_.I64c(WeightRowBytes(spec_.weight, spec_.cols))));
+  const int64_t scale_row_bytes = ScaleRowBytes(spec_.weight, spec_.cols);
+  Value* scale_row =
+      scale_row_bytes > 0 ? kb_.Gep(kb_.Param("w_scales"), b_.CreateMul(row64, kb_.I64c(scale_row_bytes))) : nullptr;
+  return {rl, PieceRef{rowptr, scale_row, piece}};
+}
+
+std::vector<Value*> GemmEmitter::LoadPiece(const WeightItem& it) {
+  // Staged formats read their 2-byte units straight from the row.
+  Value* rowptr = it.ref.row;
+  U16Reader reader = [&](Value* block, Value* off) -> Value* {
+    Value* byte = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(block, kb_.I64()), kb_.I64c(plan_.fmt.block_bytes)),
+                               b_.CreateZExt(off, kb_.I64()));
+    return kb_.LoadNc(kb_.I16(), kb_.Gep(rowptr, byte), 2);
+  };
+  return dec_.Load(kb_, it.ref, &reader);
+}
+
+void GemmEmitter::StorePiece(Value* kt, const WeightItem& it, const std::vector<Value*>& raw, Value* ok) {
+  // Decoded before any branch, so the loads' first use stays here.
+  Value* k0 = b_.CreateMul(kt, I(plan_.tile_k));
+  std::vector<std::pair<Value*, std::vector<Value*>>> stores;
+  for (const Segment& s : dec_.Decode(kb_, it.ref, raw)) {
+    for (const Quad& q : s.quads) {
+      std::vector<Value*> w;
+      for (int i = 0; i < 4; ++i) w.push_back(dec_.ExactWeight(kb_, s, q.f[i]));
+      stores.emplace_back(At(a_s_, it.rl, b_.CreateSub(q.col, k0), plan_.a_stride, plan_.elem_bytes), w);
     }
+  }
+  auto store = [&] {
+    for (const auto& [ptr, w] : stores) Store4(ptr, w);
+  };
+  if (ok == nullptr)
+    store();
+  else
+    kb_.If(ok, store);
+}
+
+void GemmEmitter::LoadWeightTile(Value* kt) {
+  kb_.For(tid_, I(int64_t{plan_.tile_m} * plan_.pieces_per_tile_row), I(plan_.threads), [&](Value* idx) {
+    const WeightItem it = WeightItemAt(kt, idx);
+    StorePiece(kt, it, LoadPiece(it), nullptr);
   }, /*unroll=*/2);
 }
 
-void GemmEmitter::LoadActivationTile(Value* kt) {
+GemmEmitter::WeightShare GemmEmitter::FetchWeights(Value* kt) {
+  const int64_t total = int64_t{plan_.tile_m} * plan_.pieces_per_tile_row;
+  WeightShare share{kt, {}, {}, {}};
+  for (int64_t i = 0; i * plan_.threads < total; ++i) {
+    Value* idx = b_.CreateAdd(tid_, I(i * plan_.threads));
+    Value* ok = b_.CreateICmpSLT(idx, I(total));
+    share.idx.push_back(b_.CreateSelect(ok, idx, I(total - 1)));
+    share.ok.push_back(ok);
+    share.raw.push_back(LoadPiece(WeightItemAt(kt, share.idx.back())));
+  }
+  return share;
+}
+
+void GemmEmitter::StoreWeights(const WeightShare& share) {
+  for (size_t i = 0; i < share.idx.size(); ++i)
+    StorePiece(share.kt, WeightItemAt(share.kt, share.idx[i]), share.raw[i], share.ok[i]);
+}
+
+GemmEmitter::ActivationQuad GemmEmitter::ActivationQuadAt(Value* kt, Value* idx) {
   const int quads = plan_.tile_k / 4;
-  Value* X = kb_.Param("x");
-  Value* NWt = kb_.Param("norm_w");
-  kb_.For(tid_, I(int64_t{plan_.tile_n} * quads), I(plan_.threads), [&](Value* idx) {
-    Value* tl = b_.CreateUDiv(idx, I(quads));
-    Value* kq = b_.CreateShl(b_.CreateURem(idx, I(quads)), I(2));
-    Value* t = b_.CreateAdd(n0_, tl);
-    Value* valid = b_.CreateICmpSLT(t, tokens_);
-    Value* tc = kb_.SMin(t, last_token_);
-    Value* k = b_.CreateAdd(b_.CreateMul(kt, I(plan_.tile_k)), kq);
-    Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(tc, kb_.I64()), kb_.I64c(spec_.cols)), b_.CreateZExt(k, kb_.I64()));
-    std::vector<Value*> x = kb_.LoadInput4xF32(kb_.Gep(X, b_.CreateShl(off, kb_.I64c(2))));
-    if (plan_.rms) {
-      std::vector<Value*> w = kb_.LoadNc4xF32(kb_.Gep(NWt, b_.CreateShl(b_.CreateZExt(k, kb_.I64()), kb_.I64c(2))));
-      Value* r = kb_.Load(kb_.F32(), kb_.Gep(r_s_, b_.CreateShl(b_.CreateZExt(tl, kb_.I64()), kb_.I64c(2))), 4);
-      for (int i = 0; i < 4; ++i) x[i] = b_.CreateFMul(b_.CreateFMul(x[i], r), w[i]);
-    }
-    for (int i = 0; i < 4; ++i) x[i] = b_.CreateSelect(valid, x[i], kb_.F32c(0.0f));
-    Store4(At(b_s_, tl, kq, plan_.b_stride, plan_.elem_bytes), x);
+  Value* tl = b_.CreateUDiv(idx, I(quads));
+  Value* kq = b_.CreateShl(b_.CreateURem(idx, I(quads)), I(2));
+  Value* t = b_.CreateAdd(n0_, tl);
+  Value* tc = kb_.SMin(t, last_token_);
+  Value* k = b_.CreateAdd(b_.CreateMul(kt, I(plan_.tile_k)), kq);
+  Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateZExt(tc, kb_.I64()), kb_.I64c(spec_.cols)), b_.CreateZExt(k, kb_.I64()));
+  return {tl, kq, k, b_.CreateICmpSLT(t, tokens_), kb_.Gep(kb_.Param("x"), b_.CreateShl(off, kb_.I64c(2)))};
+}
+
+void GemmEmitter::StoreQuad(const ActivationQuad& q, std::vector<Value*> x) {
+  if (plan_.rms) {
+    std::vector<Value*> w =
+        kb_.LoadNc4xF32(kb_.Gep(kb_.Param("norm_w"), b_.CreateShl(b_.CreateZExt(q.k, kb_.I64()), kb_.I64c(2))));
+    Value* r = kb_.Load(kb_.F32(), kb_.Gep(r_s_, b_.CreateShl(b_.CreateZExt(q.tl, kb_.I64()), kb_.I64c(2))), 4);
+    for (int i = 0; i < 4; ++i) x[i] = b_.CreateFMul(b_.CreateFMul(x[i], r), w[i]);
+  }
+  for (int i = 0; i < 4; ++i) x[i] = b_.CreateSelect(q.valid, x[i], kb_.F32c(0.0f));
+  Store4(At(b_s_, q.tl, q.kq, plan_.b_stride, plan_.elem_bytes), x);
+}
+
+void GemmEmitter::LoadActivationTile(Value* kt) {
+  kb_.For(tid_, I(int64_t{plan_.tile_n} * (plan_.tile_k / 4)), I(plan_.threads), [&](Value* idx) {
+    const ActivationQuad q = ActivationQuadAt(kt, idx);
+    StoreQuad(q, kb_.LoadInput4xF32(q.x));
   }, /*unroll=*/4);
+}
+
+GemmEmitter::ActivationShare GemmEmitter::FetchActivations(Value* kt) {
+  const int64_t total = int64_t{plan_.tile_n} * (plan_.tile_k / 4);
+  ActivationShare share{kt, {}, {}};
+  for (int64_t i = 0; i * plan_.threads < total; ++i) {
+    Value* idx = b_.CreateAdd(tid_, I(i * plan_.threads));
+    // Past the tile: a repeat of its last quad, stored to the same place.
+    share.idx.push_back(kb_.SMin(idx, I(total - 1)));
+    share.x.push_back(kb_.LoadInput4xF32(ActivationQuadAt(kt, share.idx.back()).x, /*pinned=*/true));
+  }
+  return share;
+}
+
+void GemmEmitter::StoreActivations(const ActivationShare& share) {
+  for (size_t i = 0; i < share.idx.size(); ++i) StoreQuad(ActivationQuadAt(share.kt, share.idx[i]), share.x[i]);
 }
 
 void GemmEmitter::ComputeTensorCores() {

@@ -188,10 +188,14 @@ absl::Status ValidateGemm(const KernelSpec& spec, const Target& target) {
                                   f.window, " (the ", WeightFormatName(spec.weight), " column window)"));
   if (spec.cols % g.tile_k != 0)
     return Bad(spec, absl::StrCat("cols = ", spec.cols, " is not a multiple of gemm.tile_k = ", g.tile_k));
-  if (g.stages < 1) return Bad(spec, "gemm.stages must be >= 1");
+  if (g.stages != 1 && g.stages != 2) return Bad(spec, absl::StrCat("gemm.stages = ", g.stages, " must be 1 or 2"));
   if (spec.epilogue == Epilogue::kSiluMulPairs && g.tile_m % (2 * spec.pair_group) != 0)
     return Bad(spec, "gemm.tile_m is not a multiple of 2*pair_group");
   GemmPlan p = PlanGemm(spec);
+  if (g.stages == 2 && p.prefetch_regs > kMaxGemmPrefetchRegisters)
+    return Bad(spec, absl::StrCat("gemm.stages = 2 holds a thread's share of the next k tile in ", p.prefetch_regs,
+                                  " registers, more than ", kMaxGemmPrefetchRegisters,
+                                  "; lower tile_k, tile_m or tile_n, raise threads, or use stages = 1"));
   if (g.tensor_cores) {
     if (p.warps_m == 0)
       return Bad(spec, "gemm: the warps cannot tile tile_m x tile_n in 16x8 mma tiles");
@@ -360,32 +364,32 @@ FormatGeometry GetFormatGeometry(WeightFormat format) {
   FormatGeometry g;
   switch (format) {
     case WeightFormat::kF32:
-      g = {1, 4, 4, 4, 1, 1, false};
+      g = {1, 4, 4, 4, 1, 1, false, 4};
       break;
     case WeightFormat::kF16:
     case WeightFormat::kBF16:
-      g = {1, 2, 8, 8, 1, 1, false};
+      g = {1, 2, 8, 8, 1, 1, false, 4};
       break;
     case WeightFormat::kQ8_0Planar:
-      g = {32, 32, 32, 32, 1, 1, false};
+      g = {32, 32, 32, 32, 1, 1, false, 9};
       break;
     case WeightFormat::kQ8_0:
-      g = {32, 34, 32, 32, 1, 1, true};
+      g = {32, 34, 32, 32, 1, 1, true, 17};
       break;
     case WeightFormat::kQ4_0:
-      g = {32, 18, 32, 32, 1, 1, true};
+      g = {32, 18, 32, 32, 1, 1, true, 9};
       break;
     case WeightFormat::kQ4_K:
-      g = {256, 144, 64, 64, 1, 4, false};
+      g = {256, 144, 64, 64, 1, 4, false, 12};
       break;
     case WeightFormat::kQ5_K:
-      g = {256, 176, 64, 64, 1, 4, false};
+      g = {256, 176, 64, 64, 1, 4, false, 20};
       break;
     case WeightFormat::kQ6_K:
-      g = {256, 210, 32, 128, 4, 8, true};
+      g = {256, 210, 32, 128, 4, 8, true, 17};
       break;
     case WeightFormat::kQ6_KPlanar:
-      g = {256, 208, 64, 128, 2, 4, false};
+      g = {256, 208, 64, 128, 2, 4, false, 15};
       break;
   }
   return g;
@@ -516,10 +520,16 @@ GemmPlan PlanGemm(const KernelSpec& spec) {
   p.tile_m = g.tile_m;
   p.tile_n = g.tile_n;
   p.tile_k = g.tile_k;
+  p.stages = g.stages;
   p.tensor_cores = g.tensor_cores;
   p.rms = spec.prologue == Prologue::kRmsNorm;
   p.k_tiles = g.tile_k > 0 ? spec.cols / g.tile_k : 0;
   p.pieces_per_tile_row = g.tile_k / p.fmt.window * p.fmt.pieces_per_window;
+  if (p.threads > 0) {
+    const int64_t pieces = int64_t{g.tile_m} * p.pieces_per_tile_row, quads = int64_t{g.tile_n} * (g.tile_k / 4);
+    p.prefetch_regs = static_cast<int>((pieces + p.threads - 1) / p.threads * p.fmt.raw_words +
+                                       (quads + p.threads - 1) / p.threads * 4);
+  }
   if (p.tensor_cores) {
     p.elem_bytes = 2;
     // The first warps_m (a power of two dividing the warps) that leaves each

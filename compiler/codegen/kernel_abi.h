@@ -77,6 +77,11 @@ struct KernelAbi {
 // to launch on an H200: 3 warps' 18432 overflow a partition.)
 int MaxRegistersPerThread(int threads, int blocks_per_sm);
 
+// gemm.stages = 2 keeps a thread's share of the next k tile's loads in
+// registers (GemmPlan::prefetch_regs) beside its accumulators; past this
+// many, ptxas spilled (the 64 x 64 x 128 default tile on 128 threads: 128).
+constexpr int kMaxGemmPrefetchRegisters = 64;
+
 // How the emitters see a weight format. A "piece" is what one thread decodes
 // per step: `piece_weights` weights from a window of `window` consecutive
 // columns that `pieces_per_window` pieces cover exactly.
@@ -88,6 +93,7 @@ struct FormatGeometry {
   int pieces_per_window = 1;
   int pieces_per_block = 1;   // pieces per quantization block (per super-block for K-quants)
   bool staged = false;        // blocks only 2-byte aligned: staged through shared memory
+  int raw_words = 4;          // 32-bit registers one piece's loaded words take (WeightDecoder::Load)
 };
 
 FormatGeometry GetFormatGeometry(WeightFormat format);

@@ -84,6 +84,10 @@ struct GemmPlan {
   FormatGeometry fmt;
   int threads = 0, warps = 0;
   int tile_m = 0, tile_n = 0, tile_k = 0;
+  int stages = 1;  // 2: the next k tile's loads in flight during this one's compute
+  // Registers a thread's share of one k tile's loads takes (its pieces' raw
+  // words, its activation quads): what stages = 2 keeps in flight.
+  int prefetch_regs = 0;
   bool tensor_cores = true;
   int warps_m = 0, warps_n = 0, m_frags = 0, n_frags = 0;
   int micro_m = 0, micro_n = 0, threads_m = 0;

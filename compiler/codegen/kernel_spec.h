@@ -94,7 +94,7 @@ struct GemmSchedule {
   int tile_m = 64, tile_n = 64, tile_k = 128;  // tile_k: a multiple of the format's
                                                // column window (docs/codegen.md)
   int threads = 128;
-  int stages = 2;
+  int stages = 1;            // 2: the next k tile's loads in flight (kMaxGemmPrefetchRegisters)
   bool tensor_cores = true;  // mma.sync m16n8k16 f16/bf16
 };
 

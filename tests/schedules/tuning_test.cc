@@ -243,7 +243,7 @@ TEST(Tuning, ExportPicksTheFastestCorrectCandidatePerShape) {
       Record("NVIDIA H200", 1024, 64, TuneStatus::kFault, 0),                  // nothing correct: no entry
   };
   rs[4].date = "2026-12-03";
-  auto out = ExportTable(rs, BaseSm90(), {"sm_90", ""});
+  auto out = ExportTable(rs, BaseSm90(), {"sm_90", "", {}});
   ASSERT_TRUE(out.ok()) << out.status();
   const ScheduleTable& t = out->table;
   ASSERT_EQ(out->tuned_entries, 2);
@@ -288,12 +288,12 @@ TEST(Tuning, ExportTakesEachSchedulesNewestRecordAndTheCurrentCodes) {
   TuneRecord stale_only = Record("G", 6144, 256, TuneStatus::kOk, 7);
   stale_only.code = "a";
   const std::vector<TuneRecord> rs = {old_fast, now_slow, other, stale_only};
-  auto newest = ExportTable(rs, BaseSm90(), {"sm_90", ""});
+  auto newest = ExportTable(rs, BaseSm90(), {"sm_90", "", {}});
   ASSERT_TRUE(newest.ok()) << newest.status();
   EXPECT_EQ(newest->table.entries(0).matvec().threads(), 256);  // 7 us: nothing newer replaced it
   EXPECT_EQ(newest->superseded, 1);  // 64 threads' code a
   EXPECT_EQ(newest->not_current, 0);
-  ExportOptions current{"sm_90", ""};
+  ExportOptions current{"sm_90", "", {}};
   current.current_codes[ShapeKey(other.key)] = {"b"};
   auto now = ExportTable(rs, BaseSm90(), current);
   ASSERT_TRUE(now.ok()) << now.status();
@@ -326,7 +326,7 @@ TEST(Tuning, TheCachesNewestRecordOfAScheduleIsItsLastLine) {
   auto cache = TuneCache::Open(path, nullptr);
   ASSERT_TRUE(cache.ok()) << cache.status();
   ASSERT_EQ(cache->records().size(), 3u);  // a's two lines are one record
-  auto out = ExportTable(cache->records(), BaseSm90(), {"sm_90", ""});
+  auto out = ExportTable(cache->records(), BaseSm90(), {"sm_90", "", {}});
   ASSERT_TRUE(out.ok()) << out.status();
   // 64 threads' newest is a's 10 us (not b's 5): the 7-us schedule wins.
   EXPECT_EQ(out->table.entries(0).matvec().threads(), 128);
@@ -335,11 +335,11 @@ TEST(Tuning, TheCachesNewestRecordOfAScheduleIsItsLastLine) {
 
 TEST(Tuning, ReExportReplacesTheOldEntryOfAShape) {
   std::vector<TuneRecord> first = {Record("G", 6144, 64, TuneStatus::kOk, 12)};
-  auto one = ExportTable(first, BaseSm90(), {"sm_90", ""});
+  auto one = ExportTable(first, BaseSm90(), {"sm_90", "", {}});
   ASSERT_TRUE(one.ok());
   std::vector<TuneRecord> second = {Record("G", 6144, 128, TuneStatus::kOk, 9),
                                     Record("G", 4096, 64, TuneStatus::kOk, 9)};
-  auto two = ExportTable(second, one->table, {"sm_90", ""});
+  auto two = ExportTable(second, one->table, {"sm_90", "", {}});
   ASSERT_TRUE(two.ok()) << two.status();
   int exact_6144 = 0;
   for (const ScheduleEntry& e : two->table.entries())
@@ -351,14 +351,14 @@ TEST(Tuning, ReExportReplacesTheOldEntryOfAShape) {
 TEST(Tuning, ExportNeedsOneGpuAndSomethingCorrect) {
   std::vector<TuneRecord> two_gpus = {Record("A", 6144, 64, TuneStatus::kOk, 12),
                                       Record("B", 6144, 64, TuneStatus::kOk, 10)};
-  auto ambiguous = ExportTable(two_gpus, BaseSm90(), {"sm_90", ""});
+  auto ambiguous = ExportTable(two_gpus, BaseSm90(), {"sm_90", "", {}});
   EXPECT_EQ(ambiguous.status().code(), absl::StatusCode::kInvalidArgument);
-  auto chosen = ExportTable(two_gpus, BaseSm90(), {"sm_90", "A"});
+  auto chosen = ExportTable(two_gpus, BaseSm90(), {"sm_90", "A", {}});
   ASSERT_TRUE(chosen.ok()) << chosen.status();
   EXPECT_EQ(chosen->table.provenance().gpu(), "A");
-  EXPECT_FALSE(ExportTable(two_gpus, BaseSm90(), {"sm_80", ""}).ok());  // no results for that target
+  EXPECT_FALSE(ExportTable(two_gpus, BaseSm90(), {"sm_80", "", {}}).ok());  // no results for that target
   std::vector<TuneRecord> failed = {Record("A", 6144, 64, TuneStatus::kTimeout, 0)};
-  EXPECT_FALSE(ExportTable(failed, BaseSm90(), {"sm_90", ""}).ok());
+  EXPECT_FALSE(ExportTable(failed, BaseSm90(), {"sm_90", "", {}}).ok());
 }
 
 }  // namespace

@@ -336,6 +336,11 @@ TEST(CodegenGpu, Gemm) {
       s.gemm.tensor_cores = (k % 3) != 2;
       s.programmatic_launch = true;
       specs.push_back(s);
+      // The same with the next k tile's loads in flight (gemm.stages = 2).
+      KernelSpec two = s;
+      two.name += "_s2";
+      testing::UseTwoStages(two);
+      specs.push_back(two);
       ++k;
     }
   Loaded l = Load(gpu, specs);
@@ -762,19 +767,9 @@ double TimeMatVecUs(Gpu* gpu, const Loaded& l, const KernelSpec& s, int iters, i
 // enough copies of the weights to defeat the L2.
 TEST(CodegenGpu, MatVecBandwidth8B) {
   REQUIRE_GPU();
-  struct Case {
-    const char* name;
-    int64_t rows, cols;
-    Prologue pro;
-    Epilogue epi;
-  };
-  const Case cases[] = {{"qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore},
-                        {"out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace},
-                        {"gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs},
-                        {"down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace}};
   std::vector<KernelSpec> specs;
   for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_K})
-    for (const Case& c : cases) {
+    for (const testing::LayerMatrix& c : testing::Qwen3_8BLayerMatrices()) {
       KernelSpec s = testing::MatVec(absl::StrCat("bw_", c.name, "_", WeightFormatName(f)), f, c.rows, c.cols, c.pro,
                                      c.epi);
       s.pair_group = c.epi == Epilogue::kSiluMulPairs ? 2 : 0;

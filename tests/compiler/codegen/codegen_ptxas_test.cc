@@ -3,6 +3,7 @@
 // sm_90, and neither LLVM (local arrays) nor ptxas (spills) uses local
 // memory. One CTest test per target (CMakeLists.txt), so they run in
 // parallel. KILN_CODEGEN_VERBOSE=1 prints registers per kernel.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -244,6 +245,30 @@ TEST(CodegenPtxas, AttentionDecodeSpaceSm90) {
         }
   EXPECT_GE(specs.size(), 24u);
   CheckPtxas(specs, target);
+}
+
+// The Qwen3-8B prefill GEMMs with the sm_90 table's tiles, one and
+// two stages (the q6_k tile, 128 deep, holds too much for two): no spills.
+TEST(CodegenPtxas, Qwen3_8B_PrefillGemmsSm90) {
+  std::vector<KernelSpec> specs;
+  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_KPlanar})
+    for (const testing::LayerMatrix& sh : testing::Qwen3_8BLayerMatrices())
+      for (int stages : {1, 2}) {
+        KernelSpec g = testing::Gemm(absl::StrCat("g8b_", WeightFormatName(f), "_", sh.name, "_s", stages), f, sh.rows,
+                                     sh.cols, sh.pro, sh.epi);
+        g.programmatic_launch = true;
+        g.gemm.tile_m = 128;
+        g.gemm.tile_n = 128;
+        g.gemm.tile_k = std::max(32, GetFormatGeometry(f).window);
+        g.gemm.threads = 256;
+        g.gemm.stages = stages;
+        if (stages == 2 && f == WeightFormat::kQ6_KPlanar) {
+          EXPECT_FALSE(ValidateKernelSpec(g, Sm(90)).ok()) << g.name;
+          continue;
+        }
+        specs.push_back(g);
+      }
+  CheckPtxas(specs, Sm(90));
 }
 }  // namespace
 }  // namespace kiln::codegen

@@ -836,6 +836,14 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   KernelSpec gemm = testing::Gemm("gemm_tile_k_32_q6k", WeightFormat::kQ6_K, 256, 256);
   gemm.gemm.tile_k = 32;
   ExpectBad(gemm, "column window");
+  KernelSpec three = testing::Gemm("gemm_3_stages", WeightFormat::kF16, 256, 256);
+  three.gemm.stages = 3;
+  ExpectBad(three, "gemm.stages = 3 must be 1 or 2");
+  // 64 x 64 x 128 on 128 threads: 16 f32 pieces and 16 activation quads a
+  // thread, 128 registers in flight.
+  KernelSpec deep_k = testing::Gemm("gemm_2_stages_deep", WeightFormat::kF32, 256, 256);
+  deep_k.gemm.stages = 2;
+  ExpectBad(deep_k, "holds a thread's share of the next k tile in 128 registers, more than 64");
   KernelSpec embed;
   embed.name = "embed_planar";
   embed.family = Family::kEmbed;

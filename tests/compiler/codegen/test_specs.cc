@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/kernel_abi.h"
+#include "compiler/codegen/kernel_plans.h"
 
 namespace kiln::codegen::testing {
 namespace {
@@ -239,6 +240,19 @@ std::vector<KernelSpec> WarpReduceMatVecs() {
   return out;
 }
 
+std::vector<LayerMatrix> Qwen3_8BLayerMatrices() {
+  return {{"qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore},
+          {"out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace},
+          {"gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs},
+          {"down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace}};
+}
+
+void UseTwoStages(KernelSpec& s) {
+  s.gemm.stages = 2;
+  s.gemm.tile_k = std::max(32, GetFormatGeometry(s.weight).window);
+  if (PlanGemm(s).prefetch_regs > kMaxGemmPrefetchRegisters) s.gemm.threads = 256;
+}
+
 std::vector<KernelSpec> GemmMatrix() {
   std::vector<KernelSpec> out;
   int k = 0;
@@ -251,6 +265,7 @@ std::vector<KernelSpec> GemmMatrix() {
                             f, sh.rows, sh.cols, p, e);
         s.gemm.tensor_cores = k % 5 != 2;
         if (k % 4 == 3) s.programmatic_launch = true;
+        if (k % 3 != 1) UseTwoStages(s);
         out.push_back(s);
         ++k;
       }

@@ -35,6 +35,19 @@ std::vector<KernelSpec> PipelinedMatVecs();
 // stage_all, whole SiLU pairs in a group), with it on.
 std::vector<KernelSpec> WarpReduceMatVecs();
 // Every format x prologue x epilogue for gemm, tensor cores and fp32.
+// Qwen3-8B's four per-layer matrices: shape, prologue and epilogue as
+// kiln fuses them.
+struct LayerMatrix {
+  const char* name;
+  int64_t rows, cols;
+  Prologue pro;
+  Epilogue epi;
+};
+std::vector<LayerMatrix> Qwen3_8BLayerMatrices();
+// gemm.stages = 2 on the smallest tile_k the format allows (32, or its
+// window), on 256 threads where 128 would hold more than
+// kMaxGemmPrefetchRegisters in flight.
+void UseTwoStages(KernelSpec& s);
 std::vector<KernelSpec> GemmMatrix();
 // Embedding (every table format), rope, attention, argmax, pack, copy: tiny and 8B.
 std::vector<KernelSpec> OtherKernels();
