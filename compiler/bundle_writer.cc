@@ -24,6 +24,7 @@
 #include "runtime/bundle/expr.h"
 #include "runtime/bundle/validator.h"
 #include "support/status_macros.h"
+#include "support/write_file.h"
 
 namespace kiln::compiler {
 namespace {
@@ -96,31 +97,6 @@ absl::StatusOr<Laid> LayOut(Manifest manifest, const std::vector<SectionInput>& 
     std::memcpy(out.data() + manifest.sections(i).offset(), sections[i].bytes.data(),
                 sections[i].bytes.size());
   return Laid{std::move(manifest), std::move(out)};
-}
-
-absl::Status ErrnoError(absl::string_view what, const std::string& path) {
-  return absl::UnavailableError(absl::StrCat(what, " '", path, "': ", std::strerror(errno)));
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("cannot create", tmp);
-  absl::Status status;
-  for (size_t done = 0; done < bytes.size() && status.ok();) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      status = ErrnoError("cannot write", tmp);
-    else
-      done += static_cast<size_t>(n);
-  }
-  if (status.ok() && ::fsync(fd) != 0) status = ErrnoError("cannot fsync", tmp);
-  if (::close(fd) != 0 && status.ok()) status = ErrnoError("cannot close", tmp);
-  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0)
-    status = ErrnoError(absl::StrCat("cannot rename '", tmp, "' to"), path);
-  if (!status.ok()) ::unlink(tmp.c_str());
-  return status;
 }
 
 using google::protobuf::Descriptor;
@@ -233,7 +209,7 @@ absl::Status WriteBundle(const std::string& path, Manifest manifest,
       return absl::InvalidArgumentError(absl::StrCat(
           "refusing to write '", path,
           "': ", runtime::DescribeSection(laid.manifest.sections(i), i), ": PTX holds a NUL byte"));
-  return WriteFile(path, laid.bytes);
+  return WriteFileAtomically(path, laid.bytes);
 }
 
 std::string ManifestToText(const Manifest& manifest) {

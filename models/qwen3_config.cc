@@ -109,6 +109,10 @@ absl::StatusOr<Qwen3Config> ReadQwen3Config(const GgufFile& f) {
   const std::string p = "qwen3.";
   Qwen3Config c;
   ASSIGN_OR_RETURN(c.n_layer, RequiredPositive(f, p + "block_count"));
+  // Before anything sized by it: a Qwen3 layer has 11 tensors.
+  if (c.n_layer > static_cast<int64_t>(f.tensors().size()) / 11)
+    return absl::InvalidArgumentError(absl::StrCat("key '", p, "block_count' = ", c.n_layer, ", but the file has only ",
+                                                   f.tensors().size(), " tensors (a Qwen3 layer has 11)"));
   ASSIGN_OR_RETURN(c.n_embd, RequiredPositive(f, p + "embedding_length"));
   ASSIGN_OR_RETURN(c.context_length, RequiredPositive(f, p + "context_length"));
   ASSIGN_OR_RETURN(c.n_ff, RequiredPositive(f, p + "feed_forward_length"));
@@ -122,7 +126,8 @@ absl::StatusOr<Qwen3Config> ReadQwen3Config(const GgufFile& f) {
   if (!(*eps > 0 && *eps < 1)) return absl::InvalidArgumentError(absl::StrCat("key '", p, "attention.layer_norm_rms_epsilon' = ", *eps, " is out of range"));
   c.rms_eps = static_cast<float>(*eps);
   ASSIGN_OR_RETURN(c.rope_base, FloatOr(f, p + "rope.freq_base", 10000.0f));
-  if (!(c.rope_base > 1.0f)) return absl::InvalidArgumentError(absl::StrCat("key '", p, "rope.freq_base' = ", c.rope_base, " must be > 1"));
+  if (!(c.rope_base > 1.0f) || !std::isfinite(c.rope_base))
+    return absl::InvalidArgumentError(absl::StrCat("key '", p, "rope.freq_base' = ", c.rope_base, " must be finite and > 1"));
 
   if (value_len != c.head_dim)
     return Contradiction(absl::StrCat("attention.value_length ", value_len, " != attention.key_length ", c.head_dim));
@@ -142,7 +147,8 @@ absl::StatusOr<Qwen3Config> ReadQwen3Config(const GgufFile& f) {
   }
   ASSIGN_OR_RETURN(std::optional<double> factor, FloatKey(f, p + "rope.scaling.factor"));
   c.rope_factor = factor ? static_cast<float>(*factor) : 1.0f;
-  if (!(c.rope_factor > 0)) return absl::InvalidArgumentError(absl::StrCat("key '", p, "rope.scaling.factor' must be > 0"));
+  if (!(c.rope_factor > 0) || !std::isfinite(c.rope_factor))
+    return absl::InvalidArgumentError(absl::StrCat("key '", p, "rope.scaling.factor' = ", c.rope_factor, " must be finite and > 0"));
   if (scaling == "none" || (scaling == "linear" && c.rope_factor == 1.0f)) {
     c.rope_scaling = RopeScaling::kNone;
   } else if (scaling == "linear") {
@@ -154,6 +160,11 @@ absl::StatusOr<Qwen3Config> ReadQwen3Config(const GgufFile& f) {
     ASSIGN_OR_RETURN(c.yarn_attn_factor, FloatOr(f, p + "rope.scaling.yarn_attn_factor", 1.0f));
     ASSIGN_OR_RETURN(c.yarn_beta_fast, FloatOr(f, p + "rope.scaling.yarn_beta_fast", 32.0f));
     ASSIGN_OR_RETURN(c.yarn_beta_slow, FloatOr(f, p + "rope.scaling.yarn_beta_slow", 1.0f));
+    for (const auto& [key, v] : {std::pair<const char*, float>{"yarn_ext_factor", c.yarn_ext_factor},
+                                 {"yarn_attn_factor", c.yarn_attn_factor}, {"yarn_beta_fast", c.yarn_beta_fast},
+                                 {"yarn_beta_slow", c.yarn_beta_slow}})
+      if (!std::isfinite(v))
+        return absl::InvalidArgumentError(absl::StrCat("key '", p, "rope.scaling.", key, "' = ", v, " is not finite"));
   } else {
     return absl::UnimplementedError(absl::StrCat("rope scaling type '", scaling, "' is not supported"));
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -46,9 +47,39 @@ uint64_t AllocationBytes(uint64_t bytes, uint32_t alignment) {
   return n;
 }
 
+// The GGUF's architecture keys against those the bundle was compiled with
+// (Manifest.model_keys; bundles made before them have none to compare).
+absl::Status CheckModelKeys(const Manifest& m, const gguf::GgufFile& file) {
+  if (m.model_keys().empty()) return absl::OkStatus();
+  const std::string hint = " (is this GGUF the model the bundle was compiled for?)";
+  absl::flat_hash_map<std::string, const ModelKey*> want;
+  for (const ModelKey& k : m.model_keys()) want[k.key()] = &k;
+  for (const auto& [key, value] : file.metadata()) {
+    if (key.rfind("qwen3.", 0) != 0) continue;
+    auto it = want.find(key);
+    if (it == want.end())
+      return absl::InvalidArgumentError(absl::StrCat("metadata '", key, "' in ", file.name(),
+                                                     " was not in the GGUF the bundle was compiled from", hint));
+    if (const std::string have = value.ExactString(); have != it->second->value())
+      return absl::InvalidArgumentError(absl::StrCat("metadata '", key, "' is ", have, " in ", file.name(),
+                                                     ", the bundle was compiled with ", it->second->value(), hint));
+    want.erase(it);
+  }
+  for (const ModelKey& k : m.model_keys())
+    if (want.contains(k.key()))
+      return absl::InvalidArgumentError(absl::StrCat("metadata '", k.key(), "' is missing from ", file.name(),
+                                                     "; the bundle was compiled with ", k.value(), hint));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckBinding(const Manifest& m, const gguf::GgufFile& file) {
+  RETURN_IF_ERROR(CheckModelKeys(m, file));
+  if (m.config().tied_embeddings() && file.FindTensor("output.weight") != nullptr)
+    return absl::InvalidArgumentError(absl::StrCat(
+        file.name(), " has 'output.weight', but the bundle was compiled for a model without one (its LM head is "
+                     "token_embd.weight); compile the bundle from this GGUF"));
   for (const TensorBinding& b : m.bindings()) {
     const std::vector<int64_t> want = TrimTrailingOnes({b.dims().begin(), b.dims().end()});
     const gguf::TensorInfo* t = file.FindTensor(b.name());

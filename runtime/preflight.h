@@ -16,9 +16,12 @@
 
 namespace kiln::runtime {
 
-// Every TensorBinding must name a tensor of the GGUF with the same type and
-// dims (trailing 1s ignored). Fails naming the FIRST binding that differs
-// and how: missing, other type, other shape.
+// The GGUF must be the model the bundle was compiled from: the same
+// `qwen3.*` metadata (Manifest.model_keys: a hyper-parameter compiled into
+// the kernels, such as rope.freq_base, must not differ), no 'output.weight'
+// under a bundle with tied embeddings, and every TensorBinding naming a
+// tensor of the GGUF with the same type and dims (trailing 1s ignored).
+// Fails naming the first difference and how.
 absl::Status CheckBinding(const Manifest& m, const gguf::GgufFile& file);
 
 // What the GPU offers, for SelectSections (a cuda::DeviceInfo in kiln).

@@ -32,8 +32,9 @@ int32_t Argmax(absl::Span<const float> logits) {
 }
 
 absl::StatusOr<Sampler> Sampler::Create(const SamplerOptions& o) {
-  if (!std::isfinite(o.temperature))
-    return absl::InvalidArgumentError(absl::StrCat("--temp must be a finite number, got ", o.temperature));
+  if (!std::isfinite(o.temperature) || o.temperature < 0.0f)
+    return absl::InvalidArgumentError(absl::StrCat("--temp must be a finite number >= 0 (0: greedy), got ", o.temperature));
+  if (o.top_k < 0) return absl::InvalidArgumentError(absl::StrCat("--top-k must be >= 0 (0: all), got ", o.top_k));
   if (!(o.top_p > 0.0f && o.top_p <= 1.0f))
     return absl::InvalidArgumentError(absl::StrCat("--top-p must be in (0, 1], got ", o.top_p));
   return Sampler(o);

@@ -14,7 +14,7 @@
 namespace kiln::runtime {
 
 struct SamplerOptions {
-  // <= 0: greedy (argmax), whatever top_k and top_p say.
+  // 0: greedy (argmax), whatever top_k and top_p say; negative is refused.
   float temperature = 0.0f;
   // Keep the k most likely tokens; <= 0 keeps all.
   int top_k = 0;
@@ -31,7 +31,8 @@ struct Candidate {
 
 class Sampler {
  public:
-  // InvalidArgument for top_p outside (0, 1] or a non-finite temperature.
+  // InvalidArgument for top_p outside (0, 1], a negative top_k, or a
+  // temperature that is negative or not finite.
   static absl::StatusOr<Sampler> Create(const SamplerOptions& options);
 
   // Greedy: the device's argmax is the answer, so no logits need to travel.

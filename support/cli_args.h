@@ -1,11 +1,15 @@
-// Command-line spelling: lets kilnc and kiln accept the familiar llama.cpp
-// forms (-m x, --n-predict 8) on top of Abseil flags (--model=x, --n_predict=8).
+// Command-line scanning for kilnc and kiln: each command's own flags (Abseil
+// flags, set through Abseil's reflection), in the familiar llama.cpp forms
+// too (-m x, --n-predict 8), and nothing else.
 #ifndef KILN_SUPPORT_CLI_ARGS_H_
 #define KILN_SUPPORT_CLI_ARGS_H_
 
+#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace kiln {
 
@@ -14,14 +18,24 @@ struct ShortFlag {
   const char* long_name;   // "model"
 };
 
-// Rewrites args (without the program name): short flags from `shorts` become
-// "--long", and dashes inside long flag names become underscores. Values and
-// positional arguments are left alone; "--" ends flag processing.
-std::vector<std::string> NormalizeArgs(const std::vector<std::string>& args,
-                                       const std::vector<ShortFlag>& shorts);
+// What ScanArgs found: the positional arguments, or a request for help.
+struct ScannedArgs {
+  std::vector<std::string> positional;
+  bool help = false;
+};
 
-// True if args ask for help (-h, --help).
-bool WantsHelp(const std::vector<std::string>& args);
+// Sets the flags named in `args` (without the program and command names):
+//   --name=value, --name value, -name value (the value taken verbatim, even
+//   when it starts with '-'); a bool flag alone is true, --noname and --no-name false;
+//   short names from `shorts` ("-m x", "-m=x"); dashes in a name are
+//   underscores (--n-predict is --n_predict);
+//   -h, -help or --help asks for help; "--" ends the flags, and every
+//   argument not starting with '-' (or "-" alone) is positional.
+// Only the flags listed in `allowed` are accepted. Errors (InvalidArgument)
+// name the argument: an unknown or foreign flag, a missing or bad value.
+// Every name in `allowed` must be a registered flag (else Internal).
+absl::StatusOr<ScannedArgs> ScanArgs(const std::vector<std::string>& args, const std::vector<ShortFlag>& shorts,
+                                     const std::vector<absl::string_view>& allowed);
 
 }  // namespace kiln
 

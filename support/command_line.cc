@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-#include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -17,20 +16,27 @@ const std::vector<ShortFlag>& CommonShortFlags() {
 }
 
 ParsedArgs ParseCommandArgs(absl::string_view program, absl::string_view command,
-                            const std::vector<std::string>& args, const char* usage) {
+                            const std::vector<std::string>& args, const char* usage,
+                            const std::vector<absl::string_view>& flags) {
   ParsedArgs out;
-  if (WantsHelp(args)) {
+  absl::StatusOr<ScannedArgs> scanned = ScanArgs(args, CommonShortFlags(), flags);
+  if (!scanned.ok()) {
+    FailCommand(program, command, scanned.status());
+    out.exit_code = scanned.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    return out;
+  }
+  if (scanned->help) {
     std::fputs(usage, stdout);
     out.exit_code = 0;
     return out;
   }
-  std::vector<std::string> norm = NormalizeArgs(args, CommonShortFlags());
-  std::vector<std::string> storage = {absl::StrCat(program, " ", command)};
-  storage.insert(storage.end(), norm.begin(), norm.end());
-  std::vector<char*> argv;
-  for (std::string& s : storage) argv.push_back(s.data());
-  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(argv.size()), argv.data());
-  for (size_t i = 1; i < positional.size(); ++i) out.positional.push_back(positional[i]);
+  out.positional = std::move(scanned->positional);
+  return out;
+}
+
+std::vector<absl::string_view> JoinFlags(std::initializer_list<std::vector<absl::string_view>> parts) {
+  std::vector<absl::string_view> out;
+  for (const std::vector<absl::string_view>& p : parts) out.insert(out.end(), p.begin(), p.end());
   return out;
 }
 

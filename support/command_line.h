@@ -5,6 +5,7 @@
 #define KILN_SUPPORT_COMMAND_LINE_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,16 +21,21 @@ namespace kiln {
 // -n n_predict, -t threads, -c ctx_size, -b bundle, -s seed.
 const std::vector<ShortFlag>& CommonShortFlags();
 
-// Parses `args` (after the command name) into the global Abseil flags.
-// Returns the positional arguments, or an exit code: 0 after printing
-// `usage` to stdout for -h/--help. Unknown flags and bad values make Abseil
-// print the problem and exit.
+// Parses `args` (after the command name) into the command's Abseil flags,
+// `flags` (support/cli_args.h: ScanArgs). Returns the positional arguments,
+// or an exit code: 0 after printing `usage` to stdout for -h/--help; 2 after
+// printing "<program> <command>: error: ..." for a usage error (an unknown
+// or foreign flag, a missing or bad value).
 struct ParsedArgs {
   std::vector<std::string> positional;
   std::optional<int> exit_code;
 };
 ParsedArgs ParseCommandArgs(absl::string_view program, absl::string_view command,
-                            const std::vector<std::string>& args, const char* usage);
+                            const std::vector<std::string>& args, const char* usage,
+                            const std::vector<absl::string_view>& flags);
+
+// The flag-name lists `parts` one after another (a command's flags as groups).
+std::vector<absl::string_view> JoinFlags(std::initializer_list<std::vector<absl::string_view>> parts);
 
 // Prints "<program> <command>: error: <message>" to stderr and returns 1.
 int FailCommand(absl::string_view program, absl::string_view command, const absl::Status& status);

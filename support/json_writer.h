@@ -12,7 +12,8 @@
 
 namespace kiln {
 
-// `s` as a quoted JSON string.
+// `s` as a quoted JSON string. Bytes that are not well-formed UTF-8 (a
+// token holding part of a character) become U+FFFD, so the text is valid JSON.
 std::string JsonQuote(absl::string_view s);
 
 class JsonWriter {

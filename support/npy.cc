@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "support/write_file.h"
 
 namespace kiln {
 
@@ -27,16 +28,12 @@ absl::Status WriteNpyF32(const std::string& path, const std::vector<int64_t>& sh
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write '", path, "'"));
-  const char magic[] = "\x93NUMPY\x01\x00";
-  out.write(magic, 8);
-  uint16_t len = static_cast<uint16_t>(header.size());
-  out.write(reinterpret_cast<const char*>(&len), 2);
-  out.write(header.data(), header.size());
-  out.write(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
-  if (!out) return absl::DataLossError(absl::StrCat("short write to '", path, "'"));
-  return absl::OkStatus();
+  std::string bytes("\x93NUMPY\x01\x00", 8);  // magic, version 1.0
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  bytes.append(reinterpret_cast<const char*>(&len), 2);
+  bytes.append(header);
+  bytes.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
+  return WriteFileAtomically(path, bytes);
 }
 
 absl::StatusOr<NpyArray> ReadNpyF32(const std::string& path) {

@@ -1,5 +1,6 @@
 #include "support/subcommands.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -24,7 +25,17 @@ int DispatchSubcommand(const char* program, const char* blurb, absl::Span<const 
     return argc < 2 ? 2 : 0;
   }
   for (const Subcommand& c : commands)
-    if (std::string(argv[1]) == c.name) return c.run(std::vector<std::string>(argv + 2, argv + argc));
+    if (std::string(argv[1]) == c.name) {
+      const int rc = c.run(std::vector<std::string>(argv + 2, argv + argc));
+      // What a command printed must have reached its destination (a full
+      // disk or a closed pipe is an error, not a success).
+      if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::fprintf(stderr, "%s %s: error: cannot write to standard output: %s\n", program, argv[1],
+                     std::strerror(errno));
+        return rc == 0 ? 1 : rc;
+      }
+      return rc;
+    }
   std::fprintf(stderr, "%s: unknown command '%s'\n\n", program, argv[1]);
   Usage(stderr, program, blurb, commands);
   return 2;

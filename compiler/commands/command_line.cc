@@ -1,6 +1,7 @@
 #include "compiler/commands/command_line.h"
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "models/vocab_from_gguf.h"
 #include "support/status_macros.h"
 
@@ -11,13 +12,25 @@ ABSL_FLAG(bool, json, false, "machine-readable JSON output");
 
 namespace kiln::compiler {
 
-ParsedArgs ParseArgs(const std::string& command, const std::vector<std::string>& args,
-                     const char* usage) {
-  return ParseCommandArgs("kilnc", command, args, usage);
+ParsedArgs ParseArgs(const std::string& command, const std::vector<std::string>& args, const char* usage,
+                     const std::vector<absl::string_view>& flags) {
+  return ParseCommandArgs("kilnc", command, args, usage, flags);
 }
 
 int Fail(const std::string& command, const absl::Status& status) {
   return FailCommand("kilnc", command, status);
+}
+
+absl::Status CheckPositionals(const std::vector<std::string>& positional, size_t allowed) {
+  if (positional.size() <= allowed) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", positional[allowed], "'"));
+}
+
+absl::StatusOr<int> ThreadsFlag() {
+  const int t = absl::GetFlag(FLAGS_threads);
+  if (t < 0 || t > 1024)
+    return absl::InvalidArgumentError(absl::StrCat("-t/--threads must be 0 (all cores) to 1024, got ", t));
+  return t;
 }
 
 absl::StatusOr<std::unique_ptr<gguf::GgufFile>> OpenModel(const std::vector<std::string>& positional) {

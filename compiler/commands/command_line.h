@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "models/gguf/gguf_file.h"
@@ -22,15 +23,25 @@ ABSL_DECLARE_FLAG(bool, json);
 
 namespace kiln::compiler {
 
-// Parses `args` into the global Abseil flags (support/command_line.h with
-// program "kilnc"). Returns the positional arguments, or an exit code: 0
-// after printing `usage` for --help.
+// Parses `args` into the command's Abseil flags, `flags`
+// (support/command_line.h with program "kilnc"). Returns the positional
+// arguments, or an exit code: 0 after printing `usage` for --help, 2 after
+// a usage error.
 using ParsedArgs = ::kiln::ParsedArgs;
-ParsedArgs ParseArgs(const std::string& command, const std::vector<std::string>& args,
-                     const char* usage);
+ParsedArgs ParseArgs(const std::string& command, const std::vector<std::string>& args, const char* usage,
+                     const std::vector<absl::string_view>& flags);
 
 // Prints "kilnc <command>: error: <message>" to stderr and returns 1.
 int Fail(const std::string& command, const absl::Status& status);
+
+// InvalidArgument naming the first positional argument past `allowed`.
+absl::Status CheckPositionals(const std::vector<std::string>& positional, size_t allowed);
+
+// The positional model file is allowed only without -m.
+inline size_t ModelPositionals() { return absl::GetFlag(FLAGS_model).empty() ? 1 : 0; }
+
+// -t: 0 (all cores) up to 1024 threads; InvalidArgument naming the flag else.
+absl::StatusOr<int> ThreadsFlag();
 
 // Opens the GGUF given by --model (or the first positional argument).
 absl::StatusOr<std::unique_ptr<gguf::GgufFile>> OpenModel(const std::vector<std::string>& positional);

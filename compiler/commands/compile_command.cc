@@ -10,11 +10,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "compiler/bundle_compiler.h"
+#include "compiler/codegen/kernel_abi.h"
 #include "compiler/commands/command_line.h"
 #include "compiler/commands/commands.h"
 #include "compiler/pipelines.h"
 #include "models/qwen3_config.h"
 #include "models/qwen3_graph.h"
+#include "support/output_path.h"
 #include "support/read_file.h"
 
 ABSL_FLAG(std::string, dump_dir, "", "write D/NNN-<pass>.kir after every pass and D/index.tsv");
@@ -71,13 +73,20 @@ weight data: the bundle binds to the GGUF's tensors by name, type and shape.
 }  // namespace
 
 int RunCompile(const std::vector<std::string>& args) {
-  ParsedArgs parsed = ParseArgs("compile", args, kCompileUsage);
+  ParsedArgs parsed = ParseArgs("compile", args, kCompileUsage, {"model", "output", "target", "schedules", "dump_dir", "stop_after", "print_after_all", "disable_passes", "time_passes", "prefill_logits", "no_concurrent_launches", "no_programmatic_launch"});
   if (parsed.exit_code) return *parsed.exit_code;
   const auto start = std::chrono::steady_clock::now();
+  if (absl::Status s = CheckPositionals(parsed.positional, ModelPositionals()); !s.ok()) return Fail("compile", s);
   auto file = OpenModel(parsed.positional);
   if (!file.ok()) return Fail("compile", file.status());
   auto config = models::ReadQwen3Config(**file);
   if (!config.ok()) return Fail("compile", config.status());
+  if (absl::Status s = codegen::Target::FromName(absl::GetFlag(FLAGS_target)).status(); !s.ok())
+    return Fail("compile", s);
+  if (absl::Status s = CheckNotAnInput("-o", absl::GetFlag(FLAGS_output),
+                                       {(*file)->name(), absl::GetFlag(FLAGS_schedules)});
+      !s.ok())
+    return Fail("compile", s);
   models::GraphOptions graph;
   const std::string prefill_logits = absl::GetFlag(FLAGS_prefill_logits);
   if (prefill_logits != "all" && prefill_logits != "last")

@@ -45,8 +45,9 @@ void PrintGguf(const gguf::GgufFile& f) {
 }  // namespace
 
 int RunInspect(const std::vector<std::string>& args) {
-  ParsedArgs parsed = ParseArgs("inspect", args, kInspectUsage);
+  ParsedArgs parsed = ParseArgs("inspect", args, kInspectUsage, {"model"});
   if (parsed.exit_code) return *parsed.exit_code;
+  if (absl::Status s = CheckPositionals(parsed.positional, ModelPositionals()); !s.ok()) return Fail("inspect", s);
   if (!parsed.positional.empty() && absl::EndsWith(parsed.positional.front(), ".kiln")) {
     auto bundle = runtime::Bundle::Open(parsed.positional.front());
     if (!bundle.ok()) return Fail("inspect", bundle.status());

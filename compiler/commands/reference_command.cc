@@ -11,6 +11,7 @@
 #include "models/reference_forward.h"
 #include "models/tokenizer/chat_template.h"
 #include "support/npy.h"
+#include "support/output_path.h"
 
 ABSL_FLAG(std::string, prompt, "", "prompt text (-p)");
 ABSL_FLAG(std::string, tokens, "", "prompt as token ids, e.g. 1,2,3 (instead of --prompt)");
@@ -42,8 +43,9 @@ oracle the compiled model is checked against. Streams the text to stdout.
 )";
 
 int RunReference(const std::vector<std::string>& args) {
-  ParsedArgs parsed = ParseArgs("reference", args, kReferenceUsage);
+  ParsedArgs parsed = ParseArgs("reference", args, kReferenceUsage, {"model", "prompt", "tokens", "n_predict", "ctx_size", "threads", "dump_logits", "ignore_eos", "kv_f16", "chat", "think"});
   if (parsed.exit_code) return *parsed.exit_code;
+  if (absl::Status s = CheckPositionals(parsed.positional, ModelPositionals()); !s.ok()) return Fail("reference", s);
   auto file = OpenModel(parsed.positional);
   if (!file.ok()) return Fail("reference", file.status());
   auto config = models::ReadQwen3Config(**file);
@@ -71,7 +73,9 @@ int RunReference(const std::vector<std::string>& args) {
   if (n_predict < 0) return Fail("reference", absl::InvalidArgumentError("--n-predict must be >= 0"));
 
   models::ReferenceOptions ro;
-  ro.threads = absl::GetFlag(FLAGS_threads);
+  absl::StatusOr<int> threads = ThreadsFlag();
+  if (!threads.ok()) return Fail("reference", threads.status());
+  ro.threads = *threads;
   ro.kv_f16 = absl::GetFlag(FLAGS_kv_f16);
   ro.max_context = absl::GetFlag(FLAGS_ctx_size) > 0 ? absl::GetFlag(FLAGS_ctx_size)
                                                     : static_cast<int64_t>(prompt.size()) + n_predict;
@@ -79,6 +83,7 @@ int RunReference(const std::vector<std::string>& args) {
   if (!model.ok()) return Fail("reference", model.status());
 
   const std::string dump = absl::GetFlag(FLAGS_dump_logits);
+  if (absl::Status s = CheckNotAnInput("--dump-logits", dump, {(*file)->name()}); !s.ok()) return Fail("reference", s);
   std::vector<float> all_logits;
   std::vector<int32_t> generated;
   tokenizer::StreamDecoder stream(**tok);

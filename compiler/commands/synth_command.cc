@@ -3,11 +3,13 @@
 #include <cstdio>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/commands/command_line.h"
 #include "compiler/commands/commands.h"
 #include "models/synth.h"
+#include "support/output_path.h"
 #include "support/progress.h"
 
 ABSL_FLAG(std::string, preset, "tiny", "model shape: tiny, 0.6b, 1.7b, 4b, 8b, 14b, 32b");
@@ -36,10 +38,10 @@ quantization, deterministic for a seed.
 )";
 
 int RunSynth(const std::vector<std::string>& args) {
-  ParsedArgs parsed = ParseArgs("synth", args, kSynthUsage);
+  ParsedArgs parsed = ParseArgs("synth", args, kSynthUsage, {"output", "preset", "type", "seed", "threads", "tokenizer", "untied"});
   if (parsed.exit_code) return *parsed.exit_code;
   models::SynthOptions o;
-  o.preset = absl::GetFlag(FLAGS_preset);
+  o.preset = absl::AsciiStrToLower(absl::GetFlag(FLAGS_preset));  // PresetConfig matches any case
   std::optional<models::Recipe> recipe = models::ParseRecipe(absl::GetFlag(FLAGS_type));
   if (!recipe)
     return Fail("synth", absl::InvalidArgumentError(absl::StrCat(
@@ -49,10 +51,14 @@ int RunSynth(const std::vector<std::string>& args) {
   o.seed = absl::GetFlag(FLAGS_seed);
   o.tokenizer = absl::GetFlag(FLAGS_tokenizer);
   o.force_untied = absl::GetFlag(FLAGS_untied);
-  o.threads = absl::GetFlag(FLAGS_threads);
+  absl::StatusOr<int> threads = ThreadsFlag();
+  if (!threads.ok()) return Fail("synth", threads.status());
+  o.threads = *threads;
   std::string out = absl::GetFlag(FLAGS_output);
+  if (absl::Status s = CheckPositionals(parsed.positional, out.empty() ? 1 : 0); !s.ok()) return Fail("synth", s);
   if (out.empty() && !parsed.positional.empty()) out = parsed.positional.front();
   if (out.empty()) return Fail("synth", absl::InvalidArgumentError("no output file (use -o out.gguf)"));
+  if (absl::Status s = CheckNotAnInput("-o", out, {o.tokenizer}); !s.ok()) return Fail("synth", s);
   ProgressLine progress(absl::StrCat("synth ", o.preset, " ", std::string(models::RecipeName(o.recipe))));
   o.progress = [&](uint64_t done, uint64_t total) { progress.Update(done, total); };
   auto start = std::chrono::steady_clock::now();

@@ -6,29 +6,12 @@
 #include "absl/strings/str_join.h"
 #include "compiler/commands/command_line.h"
 #include "compiler/commands/commands.h"
+#include "support/json_writer.h"
 
 ABSL_FLAG(bool, parse_special, false,
           "turn special-token texts such as <|im_start|> into their ids");
 
 namespace kiln::compiler {
-namespace {
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      out += absl::StrCat("\\u00", c < 0x10 ? "0" : "", absl::Hex(c));
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 constexpr char kTokenizeUsage[] = R"(usage: kilnc tokenize -m X.gguf [--json] [--parse-special] "text"
 
@@ -38,7 +21,7 @@ Prints the token ids of the text, space-separated on one line.
 )";
 
 int RunTokenize(const std::vector<std::string>& args) {
-  ParsedArgs parsed = ParseArgs("tokenize", args, kTokenizeUsage);
+  ParsedArgs parsed = ParseArgs("tokenize", args, kTokenizeUsage, {"model", "json", "parse_special"});
   if (parsed.exit_code) return *parsed.exit_code;
   std::vector<std::string> pos = parsed.positional;
   if (absl::GetFlag(FLAGS_model).empty() && !pos.empty()) pos.erase(pos.begin());  // model given positionally
@@ -51,7 +34,7 @@ int RunTokenize(const std::vector<std::string>& args) {
   std::vector<int32_t> ids = (*tok)->Encode(pos[0], absl::GetFlag(FLAGS_parse_special));
   if (absl::GetFlag(FLAGS_json)) {
     std::vector<std::string> pieces;
-    for (int32_t id : ids) pieces.push_back(JsonString((*tok)->TokenBytes(id, true)));
+    for (int32_t id : ids) pieces.push_back(JsonQuote((*tok)->TokenBytes(id, true)));
     std::printf("{\"ids\": [%s], \"pieces\": [%s]}\n", absl::StrJoin(ids, ", ").c_str(),
                 absl::StrJoin(pieces, ", ").c_str());
   } else {

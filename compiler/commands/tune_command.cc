@@ -6,7 +6,6 @@
 
 #include <climits>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +31,8 @@
 #include "schedules/tuning.h"
 #include "support/read_file.h"
 #include "support/status_macros.h"
+#include "support/write_file.h"
+#include "support/output_path.h"
 
 ABSL_DECLARE_FLAG(std::string, target);
 ABSL_FLAG(std::string, families, "matvec,attention_decode",
@@ -138,10 +139,7 @@ absl::Status Export(const schedules::TuneCache& cache, const std::string& target
   eo.gpu = absl::GetFlag(FLAGS_gpu);
   eo.current_codes = std::move(codes);
   ASSIGN_OR_RETURN(schedules::ExportedTable table, schedules::ExportTable(cache.records(), base, eo));
-  std::ofstream out(path);
-  out << schedules::FormatTable(table);
-  out.close();
-  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
+  RETURN_IF_ERROR(WriteFileAtomically(path, schedules::FormatTable(table)));
   // The report above lists this run's candidates; the export picks from
   // every result the cache holds, earlier runs' (other spaces) included.
   std::fprintf(stderr,
@@ -181,12 +179,16 @@ void PrintReport(const tune::TuneReport& r) {
 }
 
 absl::Status Tune(const std::vector<std::string>& positional) {
+  RETURN_IF_ERROR(CheckPositionals(positional, ModelPositionals()));
   const std::string target = absl::GetFlag(FLAGS_target);
   RETURN_IF_ERROR(codegen::Target::FromName(target).status());
   std::vector<std::string> warnings;
   ASSIGN_OR_RETURN(schedules::TuneCache cache, schedules::TuneCache::Open(absl::GetFlag(FLAGS_cache), &warnings));
   for (const std::string& w : warnings) std::fprintf(stderr, "tune: warning: %s\n", w.c_str());
   const std::string export_path = absl::GetFlag(FLAGS_export);
+  RETURN_IF_ERROR(CheckNotAnInput("--export", export_path,
+                                  {absl::GetFlag(FLAGS_cache), absl::GetFlag(FLAGS_base), absl::GetFlag(FLAGS_spaces),
+                                   absl::GetFlag(FLAGS_model), positional.empty() ? "" : positional.front()}));
   const bool have_model = !absl::GetFlag(FLAGS_model).empty() || !positional.empty();
   if (!have_model) {
     if (export_path.empty()) return absl::InvalidArgumentError("nothing to do: give -m X.gguf, or --export F");
@@ -246,14 +248,14 @@ absl::Status Tune(const std::vector<std::string>& positional) {
 }  // namespace
 
 int RunTune(const std::vector<std::string>& args) {
-  ParsedArgs parsed = ParseArgs("tune", args, kTuneUsage);
+  ParsedArgs parsed = ParseArgs("tune", args, kTuneUsage, {"model", "target", "families", "budget", "cache", "export", "base", "gpu", "candidate_timeout", "spaces", "limit", "samples", "rotate_mib", "attention_position", "verbose", "inject_test_candidates", "fake_device"});
   if (parsed.exit_code) return *parsed.exit_code;
   if (absl::Status s = Tune(parsed.positional); !s.ok()) return Fail("tune", s);
   return 0;
 }
 
 int RunTuneWorker(const std::vector<std::string>& args) {
-  ParsedArgs parsed = ParseArgs("tune-worker", args, kWorkerUsage);
+  ParsedArgs parsed = ParseArgs("tune-worker", args, kWorkerUsage, {"fake_device"});
   if (parsed.exit_code) return *parsed.exit_code;
   return tune::RunWorker(tune::kWorkerInFd, tune::kWorkerOutFd, absl::GetFlag(FLAGS_fake_device));
 }

@@ -556,6 +556,16 @@ void FillConfig(const models::Qwen3Config& c, runtime::ModelConfig& m) {
   m.set_tied_embeddings(c.tied_embeddings);
 }
 
+// The GGUF's "qwen3.*" keys, which define the model the kernels compute.
+void FillModelKeys(const gguf::GgufFile& file, runtime::Manifest& m) {
+  for (const auto& [key, value] : file.metadata()) {
+    if (key.rfind("qwen3.", 0) != 0) continue;
+    runtime::ModelKey* k = m.add_model_keys();
+    k->set_key(key);
+    k->set_value(value.ExactString());
+  }
+}
+
 void FillTokenizer(const tokenizer::Vocab& v, runtime::Tokenizer& t) {
   t.set_model(v.model);
   t.set_pre(v.pre);
@@ -584,6 +594,7 @@ absl::StatusOr<LoweredModel> LowerToKernels(const ir::Module& module, const gguf
   m.set_producer("kilnc");
   m.set_target(options.target.Name());
   FillConfig(config, *m.mutable_config());
+  FillModelKeys(file, m);
   FillTokenizer(vocab, *m.mutable_tokenizer());
 
   const int64_t T = options.max_prefill_tokens;

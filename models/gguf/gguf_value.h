@@ -4,6 +4,7 @@
 #define KILN_MODELS_GGUF_GGUF_VALUE_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,6 +74,9 @@ class Value {
 
   // Short human-readable form for `kilnc inspect` (long arrays elided).
   std::string DebugString(size_t max_elements = 8) const;
+  // The same with every element: equal texts, equal values (floats in their
+  // shortest exact form).
+  std::string ExactString() const { return DebugString(std::numeric_limits<size_t>::max()); }
 
  private:
   Value(ValueType t, Storage v) : type_(t), v_(std::move(v)) {}

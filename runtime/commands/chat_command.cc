@@ -55,7 +55,7 @@ std::vector<std::string> RewriteNoThink(std::vector<std::string> args) {
 
 int RunChat(const std::vector<std::string>& args) {
   static const std::string usage = std::string(kChatUsageHead) + kModelFlagsHelp + kSamplingFlagsHelp;
-  ParsedArgs parsed = ParseCommandArgs("kiln", "chat", args, usage.c_str());
+  ParsedArgs parsed = ParseCommandArgs("kiln", "chat", args, usage.c_str(), JoinFlags({kModelFlags, kSamplingFlags, {"system", "think"}}));
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())
     return Fail(absl::InvalidArgumentError("unexpected argument '" + parsed.positional[0] + "'"));

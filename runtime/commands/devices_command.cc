@@ -17,7 +17,7 @@ memory. Fails with a clear message where no driver or GPU is present.
 )";
 
 int RunDevices(const std::vector<std::string>& args) {
-  ParsedArgs parsed = ParseCommandArgs("kiln", "devices", args, kDevicesUsage);
+  ParsedArgs parsed = ParseCommandArgs("kiln", "devices", args, kDevicesUsage, {});
   if (parsed.exit_code) return *parsed.exit_code;
   absl::StatusOr<const cuda::Driver*> driver = cuda::Driver::Get();
   if (!driver.ok()) return FailCommand("kiln", "devices", driver.status());

@@ -13,6 +13,8 @@ ABSL_FLAG(int64_t, reps, 3, "prefill repetitions (bench: the median counts; prof
 
 namespace kiln::runtime {
 
+const std::vector<absl::string_view> kPerfFlags = {"json", "steps", "reps"};
+
 std::string DescribeKernels(const SectionChoice& choice) {
   return choice.jit ? absl::StrCat("PTX ", choice.target, " (JIT)") : absl::StrCat("cubin ", choice.target);
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/status/status.h"
@@ -16,6 +17,9 @@ ABSL_DECLARE_FLAG(int64_t, steps);
 ABSL_DECLARE_FLAG(int64_t, reps);
 
 namespace kiln::runtime {
+
+// The flags bench and profile share: json, steps, reps.
+extern const std::vector<absl::string_view> kPerfFlags;
 
 // "cubin sm_90" or "PTX sm_90 (JIT)".
 std::string DescribeKernels(const SectionChoice& choice);

@@ -138,7 +138,7 @@ std::string ProfileJson(const Profile& p) {
 
 int RunProfile(const std::vector<std::string>& args) {
   static const std::string usage = std::string(kProfileUsageHead) + kModelFlagsHelp;
-  ParsedArgs parsed = ParseCommandArgs("kiln", "profile", args, usage.c_str());
+  ParsedArgs parsed = ParseCommandArgs("kiln", "profile", args, usage.c_str(), JoinFlags({kModelFlags, kPerfFlags, {"depth", "prompt_length", "by", "attribution"}}));
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())
     return Fail(absl::InvalidArgumentError("unexpected argument '" + parsed.positional[0] + "'"));

@@ -1,4 +1,5 @@
 // kiln run: one prompt in, generated text streamed out.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -10,6 +11,8 @@
 #include "runtime/commands/session.h"
 #include "support/command_line.h"
 #include "support/npy.h"
+#include "support/output_path.h"
+#include "support/status_macros.h"
 
 ABSL_FLAG(std::string, prompt, "", "prompt text (-p)");
 ABSL_FLAG(std::string, tokens, "", "prompt as token ids, e.g. 1,2,3 (instead of --prompt)");
@@ -40,43 +43,56 @@ int Fail(const absl::Status& s) { return FailCommand("kiln", "run", s); }
 
 int RunRun(const std::vector<std::string>& args) {
   static const std::string usage = std::string(kRunUsageHead) + kModelFlagsHelp + kSamplingFlagsHelp;
-  ParsedArgs parsed = ParseCommandArgs("kiln", "run", args, usage.c_str());
+  ParsedArgs parsed = ParseCommandArgs("kiln", "run", args, usage.c_str(), JoinFlags({kModelFlags, kSamplingFlags, {"prompt", "tokens", "chat", "think", "dump_logits", "ignore_eos"}}));
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())
     return Fail(absl::InvalidArgumentError("unexpected argument '" + parsed.positional[0] + "' (quote the prompt: -p \"...\")"));
   const int64_t n_predict = NPredictFlag();
   if (n_predict < -1) return Fail(absl::InvalidArgumentError("--n-predict must be -1 or more"));
   const std::string dump_path = absl::GetFlag(FLAGS_dump_logits);
+  if (absl::Status s = CheckNotAnInput("--dump-logits", dump_path, {absl::GetFlag(FLAGS_bundle), absl::GetFlag(FLAGS_model)}); !s.ok())
+    return Fail(s);
   const bool ids_mode = !absl::GetFlag(FLAGS_tokens).empty();
   if (ids_mode && !absl::GetFlag(FLAGS_prompt).empty())
     return Fail(absl::InvalidArgumentError("give either --prompt or --tokens, not both"));
   absl::StatusOr<Sampler> sampler = SamplerFromFlags(SamplingDefaults{0.0f, 0.95f});
   if (!sampler.ok()) return Fail(sampler.status());
 
-  absl::StatusOr<Session> session = OpenSession();
+  // The prompt is built and checked before the GPU is touched.
+  std::vector<int32_t> prompt;
+  auto build_prompt = [&](const Manifest& m, const tokenizer::Tokenizer& tok) -> absl::Status {
+    if (ids_mode) {
+      ASSIGN_OR_RETURN(prompt, ParseTokenList(absl::GetFlag(FLAGS_tokens)));
+    } else {
+      std::string text = absl::GetFlag(FLAGS_prompt);
+      const bool chat = absl::GetFlag(FLAGS_chat);
+      if (chat) {
+        tokenizer::ChatOptions co;
+        co.enable_thinking = absl::GetFlag(FLAGS_think);
+        text = tokenizer::RenderChat({{"user", text}}, co);
+      }
+      if (tok.vocab().add_bos && tok.vocab().bos_id >= 0) prompt.push_back(tok.vocab().bos_id);
+      std::vector<int32_t> ids = tok.Encode(text, /*parse_special=*/chat);
+      prompt.insert(prompt.end(), ids.begin(), ids.end());
+    }
+    if (prompt.empty()) return absl::InvalidArgumentError("empty prompt (use -p TEXT or --tokens 1,2,3)");
+    for (int32_t id : prompt)
+      if (id >= m.config().n_vocab())
+        return absl::InvalidArgumentError(
+            absl::StrCat("token id ", id, " is outside the vocabulary of ", m.config().n_vocab()));
+    const int64_t ctx_flag = absl::GetFlag(FLAGS_ctx_size), limit = m.config().context_length();
+    const int64_t context = ctx_flag > 0 ? std::min(ctx_flag, limit) : limit;
+    if (static_cast<int64_t>(prompt.size()) > context)
+      return absl::InvalidArgumentError(absl::StrCat("the prompt has ", prompt.size(), " tokens, more than the context of ",
+                                                     context, "; rerun with a larger --ctx-size"));
+    return absl::OkStatus();
+  };
+  absl::StatusOr<Session> session = OpenSession(nullptr, build_prompt);
   if (!session.ok()) return Fail(session.status());
   PrintSampling(*sampler);
   Executor& ex = *session->executor;
   const tokenizer::Tokenizer& tok = *session->tokenizer;
-
-  std::vector<int32_t> prompt;
-  if (ids_mode) {
-    absl::StatusOr<std::vector<int32_t>> ids = ParseTokenList(absl::GetFlag(FLAGS_tokens));
-    if (!ids.ok()) return Fail(ids.status());
-    prompt = *ids;
-  } else {
-    std::string text = absl::GetFlag(FLAGS_prompt);
-    const bool chat = absl::GetFlag(FLAGS_chat);
-    if (chat) {
-      tokenizer::ChatOptions co;
-      co.enable_thinking = absl::GetFlag(FLAGS_think);
-      text = tokenizer::RenderChat({{"user", text}}, co);
-    }
-    if (tok.vocab().add_bos && tok.vocab().bos_id >= 0) prompt.push_back(tok.vocab().bos_id);
-    std::vector<int32_t> ids = tok.Encode(text, /*parse_special=*/chat);
-    prompt.insert(prompt.end(), ids.begin(), ids.end());
-  }
-  if (prompt.empty()) return Fail(absl::InvalidArgumentError("empty prompt (use -p TEXT or --tokens 1,2,3)"));
+  // The context the executor chose may be smaller (the GPU's memory).
   if (static_cast<int64_t>(prompt.size()) > ex.context())
     return Fail(absl::InvalidArgumentError(absl::StrCat("the prompt has ", prompt.size(), " tokens, more than the context of ",
                                                         ex.context(), "; rerun with a larger --ctx-size")));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "absl/flags/flag.h"
@@ -16,9 +17,10 @@ ABSL_FLAG(int64_t, ctx_size, 0, "context size in tokens (-c); 0 = the model's co
 ABSL_FLAG(bool, allow_ptx_jit, false, "JIT-compile the bundle's PTX when it has no cubin for this GPU");
 ABSL_FLAG(int, gpu, 0, "GPU ordinal");
 ABSL_FLAG(int64_t, n_predict, -1, "tokens to generate (-n); -1 = until end of generation or a full context");
-ABSL_FLAG(double, temp, -1, "sampling temperature; 0 = greedy; default per command");
+ABSL_FLAG(std::optional<double>, temp, std::nullopt, "sampling temperature; 0 = greedy; default per command");
 ABSL_FLAG(int, top_k, 20, "keep the k most likely tokens; 0 = all");
-ABSL_FLAG(double, top_p, -1, "keep the smallest set of tokens with this much probability; default per command");
+ABSL_FLAG(std::optional<double>, top_p, std::nullopt,
+          "keep the smallest set of tokens with this much probability; default per command");
 ABSL_FLAG(int64_t, seed, -1, "sampling seed (-s); -1 = random (printed)");
 ABSL_FLAG(bool, think, true, "chat: let the model think first (--no-think pre-fills an empty think block)");
 
@@ -38,15 +40,21 @@ const char kSamplingFlagsHelp[] = R"(  -n, --n-predict N     tokens to generate 
   -s, --seed N          sampling seed (default: random, printed)
 )";
 
-absl::StatusOr<Session> OpenSession(const ContextChooser& choose_context) {
+const std::vector<absl::string_view> kModelFlags = {"bundle", "model", "ctx_size", "allow_ptx_jit", "gpu"};
+const std::vector<absl::string_view> kSamplingFlags = {"n_predict", "temp", "top_k", "top_p", "seed"};
+
+absl::StatusOr<Session> OpenSession(const ContextChooser& choose_context, const BeforeGpu& before_gpu) {
   const std::string bundle_path = absl::GetFlag(FLAGS_bundle), model_path = absl::GetFlag(FLAGS_model);
   if (bundle_path.empty()) return absl::InvalidArgumentError("no bundle given (use -b X.kiln)");
   if (model_path.empty()) return absl::InvalidArgumentError("no model given (use -m X.gguf)");
+  if (absl::GetFlag(FLAGS_gpu) < 0)
+    return absl::InvalidArgumentError(absl::StrCat("--gpu ", absl::GetFlag(FLAGS_gpu), " is negative"));
   Session s;
   ASSIGN_OR_RETURN(s.bundle, Bundle::Open(bundle_path));
   ASSIGN_OR_RETURN(s.model, gguf::GgufFile::Open(model_path));
   ASSIGN_OR_RETURN(tokenizer::Vocab vocab, VocabFromManifest(s.bundle->manifest().tokenizer()));
   ASSIGN_OR_RETURN(s.tokenizer, tokenizer::Tokenizer::Create(std::move(vocab)));
+  if (before_gpu) RETURN_IF_ERROR(before_gpu(s.bundle->manifest(), *s.tokenizer));
 
   ExecutorOptions options;
   options.device = absl::GetFlag(FLAGS_gpu);
@@ -64,11 +72,12 @@ absl::StatusOr<Session> OpenSession(const ContextChooser& choose_context) {
 
 absl::StatusOr<Sampler> SamplerFromFlags(const SamplingDefaults& defaults) {
   SamplerOptions o;
-  const double temp = absl::GetFlag(FLAGS_temp), top_p = absl::GetFlag(FLAGS_top_p);
-  o.temperature = temp < 0 ? defaults.temperature : static_cast<float>(temp);
-  o.top_p = top_p < 0 ? defaults.top_p : static_cast<float>(top_p);
+  const std::optional<double> temp = absl::GetFlag(FLAGS_temp), top_p = absl::GetFlag(FLAGS_top_p);
+  o.temperature = temp ? static_cast<float>(*temp) : defaults.temperature;
+  o.top_p = top_p ? static_cast<float>(*top_p) : defaults.top_p;
   o.top_k = absl::GetFlag(FLAGS_top_k);
   const int64_t seed = absl::GetFlag(FLAGS_seed);
+  if (seed < -1) return absl::InvalidArgumentError(absl::StrCat("--seed must be -1 (random) or more, got ", seed));
   o.seed = seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}() & 0x7fffffff;
   return Sampler::Create(o);
 }

@@ -20,6 +20,9 @@
 
 // Thinking on or off for ChatML prompts (kiln chat; kiln run --chat).
 ABSL_DECLARE_FLAG(bool, think);
+ABSL_DECLARE_FLAG(std::string, bundle);
+ABSL_DECLARE_FLAG(std::string, model);
+ABSL_DECLARE_FLAG(int64_t, ctx_size);
 
 namespace kiln::runtime {
 
@@ -27,6 +30,9 @@ namespace kiln::runtime {
 // model, context, GPU), and of those that generate (length, sampling).
 extern const char kModelFlagsHelp[];
 extern const char kSamplingFlagsHelp[];
+// The flags those two describe (ParseCommandArgs' lists).
+extern const std::vector<absl::string_view> kModelFlags;
+extern const std::vector<absl::string_view> kSamplingFlags;
 
 struct Session {
   std::unique_ptr<Bundle> bundle;
@@ -39,11 +45,16 @@ struct Session {
 // given): `kiln bench` sizes it for what it measures.
 using ContextChooser = std::function<absl::StatusOr<int64_t>(const Manifest& m, int64_t ctx_size_flag)>;
 
-// Opens --bundle and --model, builds the tokenizer from the bundle, and
-// creates the executor (binding check, upload, warm-up) on --gpu for the
-// context `choose_context` picks (null: --ctx-size). Status lines go to
-// stderr.
-absl::StatusOr<Session> OpenSession(const ContextChooser& choose_context = nullptr);
+// What a command checks once the bundle's manifest and tokenizer are there
+// and before the GPU is touched (its prompt, say).
+using BeforeGpu = std::function<absl::Status(const Manifest& m, const tokenizer::Tokenizer& tok)>;
+
+// Opens --bundle and --model, builds the tokenizer from the bundle, runs
+// `before_gpu`, and creates the executor (binding check, upload, warm-up)
+// on --gpu for the context `choose_context` picks (null: --ctx-size).
+// Status lines go to stderr.
+absl::StatusOr<Session> OpenSession(const ContextChooser& choose_context = nullptr,
+                                    const BeforeGpu& before_gpu = nullptr);
 
 // Sampling defaults differ per command (kiln run: greedy; kiln chat: Qwen3's
 // recommended settings); flags given on the command line override them.

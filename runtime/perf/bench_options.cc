@@ -1,6 +1,7 @@
 #include "runtime/perf/bench_options.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -37,9 +38,11 @@ absl::Status CheckBenchOptions(const BenchOptions& o) {
 }
 
 int64_t RequiredContext(const BenchOptions& o) {
+  // Saturating: flags near INT64_MAX must fail the context check, not wrap.
+  auto add = [](int64_t a, int64_t b) { return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b; };
   int64_t need = 0;
   for (int64_t l : o.prompt_lengths) need = std::max(need, l);
-  for (int64_t d : o.depths) need = std::max(need, d + o.warmup + o.steps);
+  for (int64_t d : o.depths) need = std::max(need, add(d, add(o.warmup, o.steps)));
   return need;
 }
 

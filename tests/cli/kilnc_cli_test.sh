@@ -131,5 +131,36 @@ expect_error "bad token list" "bad token id" "$KILNC" reference -m "$T/m.gguf" -
 expect_error "token out of vocabulary" "outside the vocabulary" "$KILNC" reference -m "$T/m.gguf" --tokens 999999
 check "help exits 0" bash -c "'$KILNC' reference --help >/dev/null"
 
+# Usage errors: the command's own flags only, exit 2, the flag named.
+usage_error() {  # usage_error <description> <needle> <command...>
+  local what=$1 needle=$2; shift 2
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ $rc -eq 2 ] && grep -qF -- "$needle" <<<"$out"; then
+    echo "ok   $what"; passes=$((passes + 1))
+  else
+    echo "FAIL $what (rc=$rc): $out"; fails=$((fails + 1))
+  fi
+}
+usage_error "another command's flag" "kilnc inspect: error: unknown flag '--json'" "$KILNC" inspect "$T/m.gguf" --json
+usage_error "Abseil's own flags are not ours" "unknown flag '--helpfull'" "$KILNC" compile "$T/m.gguf" --helpfull
+usage_error "a bad value" "bad value 'abc' for flag '-s'" "$KILNC" synth -s abc -o "$T/x.gguf"
+usage_error "a missing value" "flag '-o' needs a value" "$KILNC" synth -o
+# A value starting with '-' is taken as it is: the same logits as the '=' form.
+"$KILNC" reference -m "$T/m.gguf" -p "- well-known e-mail" -n 0 --dump-logits "$T/d1.npy" >/dev/null 2>&1
+"$KILNC" reference -m "$T/m.gguf" "--prompt=- well-known e-mail" -n 0 --dump-logits "$T/d2.npy" >/dev/null 2>&1
+check "a dashed prompt is not rewritten" cmp -s "$T/d1.npy" "$T/d2.npy"
+check "the dump left no temp file" test ! -e "$T/d1.npy.tmp"
+# Outputs never overwrite inputs.
+cp "$T/m.gguf" "$T/in.gguf"
+expect_error "compile -o the input" "is the input" "$KILNC" compile "$T/in.gguf" -o "$T/in.gguf"
+expect_error "dump-logits over the model" "is the input" "$KILNC" reference -m "$T/in.gguf" -p hi -n 1 --dump-logits "$T/in.gguf"
+check "the input survived" cmp -s "$T/m.gguf" "$T/in.gguf"
+expect_error "a table that is not a regular file" "is not a regular file" "$KILNC" compile "$T/m.gguf" --schedules /dev/zero
+expect_error "a bogus target without -o" "unsupported GPU target 'bogus'" "$KILNC" compile "$T/m.gguf" --target bogus
+expect_error "threads out of range" "must be 0 (all cores) to 1024, got -3" "$KILNC" synth -t -3 -o "$T/x.gguf"
+expect_error "stdout that cannot be written" "cannot write to standard output" bash -c "'$KILNC' inspect '$T/m.gguf' > /dev/full"
+check "tokenize --json is valid JSON for split characters" bash -c "'$KILNC' tokenize -m '$T/m.gguf' --json \"\$(printf 'caf\\xc3\\xa9')\" | python3 -c 'import json,sys; json.load(sys.stdin.buffer)'"
+
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -102,6 +102,63 @@ TEST(BindingTest, TheFirstMismatchInBindingOrderIsReported) {
   EXPECT_THAT(std::string(s.message()), StartsWith("tensor 'other.weight' has shape [32]"));
 }
 
+// The toy tensor with `keys` (qwen3.* or others) and, optionally, an
+// output.weight.
+std::unique_ptr<gguf::GgufFile> GgufWithKeys(std::vector<std::pair<std::string, gguf::Value>> keys,
+                                             bool output_weight = false) {
+  gguf::GgufWriter w;
+  w.AddKey("general.architecture", gguf::Value::Str("qwen3"));
+  for (auto& [k, v] : keys) w.AddKey(k, std::move(v));
+  w.AddTensorBytes("toy.weight", {kV, kV}, gguf::GgmlType::kF32, std::vector<uint8_t>(kV * kV * 4, 0));
+  if (output_weight) w.AddTensorBytes("output.weight", {kV, kV}, gguf::GgmlType::kF32, std::vector<uint8_t>(kV * kV * 4, 0));
+  absl::StatusOr<std::vector<uint8_t>> bytes = w.WriteToMemory();
+  EXPECT_TRUE(bytes.ok()) << bytes.status();
+  return ParseGguf(*bytes);
+}
+
+TEST(BindingTest, TheModelKeysMustMatchTheCompiledOnes) {
+  ToyBundle tb = MakeToyBundle();
+  auto key = [&](const char* k, const char* v) {
+    ModelKey* mk = tb.manifest.add_model_keys();
+    mk->set_key(k);
+    mk->set_value(v);
+  };
+  // As kilnc writes them: the GGUF value's ExactString.
+  key("qwen3.block_count", gguf::Value::U32(2).ExactString().c_str());
+  key("qwen3.rope.freq_base", gguf::Value::F32(1e6f).ExactString().c_str());
+  auto check = [&](std::vector<std::pair<std::string, gguf::Value>> keys) {
+    return CheckBinding(tb.manifest, *GgufWithKeys(std::move(keys)));
+  };
+  EXPECT_TRUE(check({{"qwen3.block_count", gguf::Value::U32(2)}, {"qwen3.rope.freq_base", gguf::Value::F32(1e6f)},
+                     {"general.name", gguf::Value::Str("renamed")}})
+                  .ok());
+  absl::Status s = check({{"qwen3.block_count", gguf::Value::U32(2)}, {"qwen3.rope.freq_base", gguf::Value::F32(2.0f)}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "metadata 'qwen3.rope.freq_base' is 2 in toy.gguf, the bundle was compiled with 1e+06 "
+                         "(is this GGUF the model the bundle was compiled for?)");
+  s = check({{"qwen3.block_count", gguf::Value::U32(2)}});
+  EXPECT_THAT(std::string(s.message()), StartsWith("metadata 'qwen3.rope.freq_base' is missing from toy.gguf; the "
+                                                   "bundle was compiled with 1e+06"));
+  s = check({{"qwen3.block_count", gguf::Value::U32(2)}, {"qwen3.rope.freq_base", gguf::Value::F32(1e6f)},
+             {"qwen3.rope.scaling.type", gguf::Value::Str("yarn")}});
+  EXPECT_THAT(std::string(s.message()), StartsWith("metadata 'qwen3.rope.scaling.type' in toy.gguf was not in the "
+                                                   "GGUF the bundle was compiled from"));
+  // Bundles made before model_keys compare nothing.
+  tb.manifest.clear_model_keys();
+  EXPECT_TRUE(check({{"qwen3.rope.freq_base", gguf::Value::F32(2.0f)}}).ok());
+}
+
+TEST(BindingTest, AnOutputWeightUnderTiedEmbeddingsIsRefused) {
+  ToyBundle tb = MakeToyBundle();
+  tb.manifest.mutable_config()->set_tied_embeddings(true);
+  EXPECT_TRUE(CheckBinding(tb.manifest, *GgufWithKeys({})).ok());
+  absl::Status s = CheckBinding(tb.manifest, *GgufWithKeys({}, /*output_weight=*/true));
+  EXPECT_THAT(std::string(s.message()), StartsWith("toy.gguf has 'output.weight', but the bundle was compiled for a "
+                                                   "model without one"));
+  tb.manifest.mutable_config()->set_tied_embeddings(false);
+  EXPECT_TRUE(CheckBinding(tb.manifest, *GgufWithKeys({}, /*output_weight=*/true)).ok());
+}
+
 Manifest WithSections(std::vector<std::pair<Section::Kind, std::string>> sections) {
   Manifest m;
   for (const auto& [kind, target] : sections) {

@@ -172,6 +172,26 @@ TEST_F(KilnRunTest, HelpPrintsUsageAndSucceeds) {
   EXPECT_THAT(o.out, HasSubstr("--think / --no-think"));
 }
 
+TEST_F(KilnRunTest, UsageErrorsExit2AndNameTheFlag) {
+  Output o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "--bogus"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err, "kiln run: error: unknown flag '--bogus' (see --help)\n");
+  o = Kiln(RunProfile, Files({"--depths", "4000"}));  // bench's flag, not profile's
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err, "kiln profile: error: unknown flag '--depths' (see --help)\n");
+  o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "--flagfile", kiln_path_});
+  EXPECT_EQ(o.code, 2);
+  o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "-n"});
+  EXPECT_EQ(o.err, "kiln run: error: flag '-n' needs a value\n");
+  o = Kiln(RunChat, {"-b", kiln_path_, "-m", gguf_path_, "--no-think", "--think=maybe"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_THAT(o.err, HasSubstr("bad value 'maybe' for flag '--think'"));
+  // A value that starts with '-' is the value, not a flag: past parsing.
+  o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "-p", "- a - b --help", "--top-p", "0"});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kiln run: error: --top-p must be in (0, 1], got 0\n");
+}
+
 TEST_F(KilnRunTest, MissingInputsAreOneLineErrors) {
   Output o = Kiln(RunRun, {"-m", gguf_path_, "-p", "hi"});
   EXPECT_EQ(o.code, 1);

@@ -7,6 +7,7 @@
 // GPU, and the executor's per-launch timings, host counters, swapped decode
 // graphs and attribution on the toy bundle (toy_bundle.h).
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,13 @@ TEST(BenchOptionsTest, TheContextHoldsTheDeepestDecodeAndTheLongestPrompt) {
   o.depths = {0};
   o.prompt_lengths = {3700};
   EXPECT_EQ(RequiredContext(o), 3700);
+  // Sums past INT64_MAX saturate, so they fail the check instead of wrapping.
+  o.depths = {0, std::numeric_limits<int64_t>::max()};
+  EXPECT_EQ(RequiredContext(o), std::numeric_limits<int64_t>::max());
+  EXPECT_FALSE(ChooseBenchContext(o, 0, 40960).ok());
+  o.depths = {0};
+  o.steps = std::numeric_limits<int64_t>::max() - 2;
+  EXPECT_EQ(RequiredContext(o), std::numeric_limits<int64_t>::max());
 }
 
 TEST(BenchTokensTest, FixedAndInTheVocabulary) {

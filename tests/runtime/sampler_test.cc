@@ -47,7 +47,6 @@ TEST(SamplerTest, TemperatureZeroIsGreedyWhateverTheOtherSettings) {
   std::vector<float> row = {0.1f, 2.0f, 1.9f, -3.0f};
   for (int i = 0; i < 100; ++i) EXPECT_EQ(s.Sample(row), 1);
   EXPECT_THAT(Ids(s.Candidates(row)), ElementsAre(1));
-  EXPECT_TRUE(Make(-1.0f).greedy());
   EXPECT_TRUE(Make(0.8f, 1).greedy());  // top-k 1 leaves one choice
   EXPECT_FALSE(Make(0.8f, 2).greedy());
 }
@@ -170,6 +169,9 @@ TEST(SamplerTest, RejectsBadSettings) {
   EXPECT_THAT(std::string(Sampler::Create({1.0f, 0, 1.5f, 0}).status().message()), HasSubstr("--top-p"));
   EXPECT_THAT(std::string(Sampler::Create({kNaN, 0, 1.0f, 0}).status().message()), HasSubstr("--temp"));
   EXPECT_THAT(std::string(Sampler::Create({kInf, 0, 1.0f, 0}).status().message()), HasSubstr("--temp"));
+  EXPECT_EQ(Sampler::Create({-0.5f, 0, 1.0f, 0}).status().message(),
+            "--temp must be a finite number >= 0 (0: greedy), got -0.5");
+  EXPECT_EQ(Sampler::Create({1.0f, -5, 1.0f, 0}).status().message(), "--top-k must be >= 0 (0: all), got -5");
 }
 
 }  // namespace
