@@ -85,9 +85,11 @@ TEST(Schedules, LookupPicksByDtypeAndShapeRange) {
   auto other = *lib.Lookup({"matvec", "i8", 64, 64}, "sm_90");
   EXPECT_FALSE(other.fallback);
   EXPECT_EQ(other.entry.matvec().rows_per_block(), 4);
-  // Gemm tile_k follows the format's column window.
+  // Gemm tile_k: the format's column window at least, deep enough on sm_90
+  // that each thread of the 128 x 128 tiles decodes a piece of each k tile.
   EXPECT_EQ(lib.Lookup({"gemm", "q6_k", 4096, 4096}, "sm_90")->entry.gemm().tile_k(), 128);
-  EXPECT_EQ(lib.Lookup({"gemm", "q8_0_planar", 4096, 4096}, "sm_90")->entry.gemm().tile_k(), 32);
+  EXPECT_EQ(lib.Lookup({"gemm", "q8_0_planar", 4096, 4096}, "sm_90")->entry.gemm().tile_k(), 64);
+  EXPECT_EQ(lib.Lookup({"gemm", "q8_0_planar", 4096, 4096}, "sm_80")->entry.gemm().tile_k(), 32);
   auto attn = *lib.Lookup({"attention_decode", "f16", 32, 128}, "SM_90");
   // Decode attention: a fixed count of splits whose length follows the
   // position, covering Qwen3's 40960 positions.

@@ -247,27 +247,35 @@ TEST(CodegenPtxas, AttentionDecodeSpaceSm90) {
   CheckPtxas(specs, target);
 }
 
-// The Qwen3-8B prefill GEMMs with the sm_90 table's tiles, one and
-// two stages (the q6_k tile, 128 deep, holds too much for two): no spills.
+// The Qwen3-8B prefill GEMMs on the sm_90 table's 128 x 128 tiles, one and
+// two stages, k tiles of the format's smallest (32 or its window) and twice
+// that, where the ABI allows them (256-deep q6_k tiles hold too much for two
+// stages): no spills. The shipped entries are among them.
 TEST(CodegenPtxas, Qwen3_8B_PrefillGemmsSm90) {
   std::vector<KernelSpec> specs;
-  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_KPlanar})
+  for (WeightFormat f : {WeightFormat::kQ8_0Planar, WeightFormat::kQ4_K, WeightFormat::kQ6_KPlanar}) {
+    const int k0 = std::max(32, GetFormatGeometry(f).window);
     for (const testing::LayerMatrix& sh : testing::Qwen3_8BLayerMatrices())
-      for (int stages : {1, 2}) {
-        KernelSpec g = testing::Gemm(absl::StrCat("g8b_", WeightFormatName(f), "_", sh.name, "_s", stages), f, sh.rows,
-                                     sh.cols, sh.pro, sh.epi);
-        g.programmatic_launch = true;
-        g.gemm.tile_m = 128;
-        g.gemm.tile_n = 128;
-        g.gemm.tile_k = std::max(32, GetFormatGeometry(f).window);
-        g.gemm.threads = 256;
-        g.gemm.stages = stages;
-        if (stages == 2 && f == WeightFormat::kQ6_KPlanar) {
-          EXPECT_FALSE(ValidateKernelSpec(g, Sm(90)).ok()) << g.name;
-          continue;
+      for (int tile_k : {k0, 2 * k0})
+        for (int stages : {1, 2}) {
+          KernelSpec g = testing::Gemm(absl::StrCat("g8b_", WeightFormatName(f), "_", sh.name, "_k", tile_k, "_s", stages),
+                                       f, sh.rows, sh.cols, sh.pro, sh.epi);
+          g.programmatic_launch = true;
+          g.gemm.tile_m = 128;
+          g.gemm.tile_n = 128;
+          g.gemm.tile_k = tile_k;
+          g.gemm.threads = 256;
+          g.gemm.stages = stages;
+          if (!ValidateKernelSpec(g, Sm(90)).ok()) {
+            EXPECT_EQ(stages, 2) << g.name;  // only the two-stage share limit refuses
+            continue;
+          }
+          specs.push_back(g);
         }
-        specs.push_back(g);
-      }
+  }
+  for (const char* shipped : {"g8b_q8_0p_gateup_k64_s2", "g8b_q4_k_gateup_k128_s2", "g8b_q6_kp_down_k128_s2"})
+    EXPECT_TRUE(std::any_of(specs.begin(), specs.end(), [&](const KernelSpec& s) { return s.name == shipped; }))
+        << shipped;
   CheckPtxas(specs, Sm(90));
 }
 }  // namespace

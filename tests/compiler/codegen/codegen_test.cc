@@ -843,7 +843,7 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   // thread, 128 registers in flight.
   KernelSpec deep_k = testing::Gemm("gemm_2_stages_deep", WeightFormat::kF32, 256, 256);
   deep_k.gemm.stages = 2;
-  ExpectBad(deep_k, "holds a thread's share of the next k tile in 128 registers, more than 64");
+  ExpectBad(deep_k, "holds a thread's share of the next k tile in 128 registers, more than 96");
   KernelSpec embed;
   embed.name = "embed_planar";
   embed.family = Family::kEmbed;
