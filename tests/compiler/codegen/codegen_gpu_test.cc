@@ -336,11 +336,18 @@ TEST(CodegenGpu, Gemm) {
       s.gemm.tensor_cores = (k % 3) != 2;
       s.programmatic_launch = true;
       specs.push_back(s);
-      // The same with the next k tile's loads in flight (gemm.stages = 2).
+      // The same with the next k tile's loads in flight (gemm.stages = 2),
+      // and with k tiles twice as deep (every thread decodes a piece, as the
+      // sm_90 table has it) where the ABI allows.
       KernelSpec two = s;
       two.name += "_s2";
       testing::UseTwoStages(two);
       specs.push_back(two);
+      KernelSpec deep = two;
+      deep.name += "_k2";
+      deep.gemm.tile_k *= 2;
+      deep.gemm.threads = 256;
+      if (cols % deep.gemm.tile_k == 0 && ValidateKernelSpec(deep, gpu->target).ok()) specs.push_back(deep);
       ++k;
     }
   Loaded l = Load(gpu, specs);
