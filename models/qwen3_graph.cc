@@ -111,9 +111,12 @@ absl::StatusOr<std::unique_ptr<ir::Module>> BuildQwen3Module(const gguf::GgufFil
   auto add_weight = [&](const std::string& gguf_name) -> absl::StatusOr<Value*> {
     const gguf::TensorInfo* t = file.FindTensor(gguf_name);
     ASSIGN_OR_RETURN(DType dt, IrDTypeOf(t->type));
+    // Trailing ne dims of 1 may or may not be stored (spec/gguf-format.md
+    // §5): a norm [256, 1] is [256], an embedding [256, 371, 1] [371, 256].
+    std::vector<int64_t> ne = t->dims;
+    while (ne.size() > 1 && ne.back() == 1) ne.pop_back();
     ir::Shape shape;
-    for (int d = static_cast<int>(t->dims.size()) - 1; d >= 0; --d) shape.push_back(t->dims[d]);
-    if (shape.size() == 2 && shape[0] == Dim(1)) shape.erase(shape.begin());
+    for (int d = static_cast<int>(ne.size()) - 1; d >= 0; --d) shape.push_back(ne[d]);
     std::string sym = gguf_name.substr(0, gguf_name.size() - std::string(".weight").size());
     return m->AddWeight(sym, {dt, shape}, gguf_name);
   };

@@ -114,6 +114,9 @@ int RunCompile(const std::vector<std::string>& args) {
   if (!table_path.empty()) {
     absl::StatusOr<std::string> text = ReadTextFile(table_path);
     if (!text.ok()) return Fail("compile", text.status());
+    if (text->empty())
+      return Fail("compile", absl::InvalidArgumentError(absl::StrCat(
+                                 "--schedules ", table_path, " is empty (a table names its target and entries)")));
     table_text = *std::move(text);
     context.schedule_table = table_text;
     context.schedule_table_origin = table_path;

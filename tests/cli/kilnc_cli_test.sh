@@ -157,6 +157,8 @@ expect_error "compile -o the input" "is the input" "$KILNC" compile "$T/in.gguf"
 expect_error "dump-logits over the model" "is the input" "$KILNC" reference -m "$T/in.gguf" -p hi -n 1 --dump-logits "$T/in.gguf"
 check "the input survived" cmp -s "$T/m.gguf" "$T/in.gguf"
 expect_error "a table that is not a regular file" "is not a regular file" "$KILNC" compile "$T/m.gguf" --schedules /dev/zero
+: > "$T/empty.txtpb"
+expect_error "an empty schedule table" "is empty" "$KILNC" compile "$T/m.gguf" --schedules "$T/empty.txtpb"
 expect_error "a bogus target without -o" "unsupported GPU target 'bogus'" "$KILNC" compile "$T/m.gguf" --target bogus
 expect_error "threads out of range" "must be 0 (all cores) to 1024, got -3" "$KILNC" synth -t -3 -o "$T/x.gguf"
 expect_error "stdout that cannot be written" "cannot write to standard output" bash -c "'$KILNC' inspect '$T/m.gguf' > /dev/full"

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "ir/interpreter.h"
 #include "ir/printer.h"
+#include "models/gguf/gguf_writer.h"
 #include "models/gguf_weight_source.h"
 #include "models/reference_forward.h"
 #include "tests/models/test_models.h"
@@ -80,6 +81,37 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, GraphParity,
 // prefill_last_logits: prefill returns f32[1, V], exactly the last row of
 // the every-row logits (the final norm and LM head are per row), and leaves
 // the same cache behind (the next decode step agrees bit for bit).
+// GGUF may store trailing ne dims of 1 (spec/gguf-format.md §5): a file
+// whose embedding is [E, V, 1] and whose norms are [E, 1, 1] builds the same
+// shapes as one without them.
+TEST(Qwen3Graph, TrailingDimsOfOneAreDropped) {
+  SynthOptions o;
+  o.preset = "tiny";
+  o.recipe = Recipe::kQ8_0;
+  auto f = SynthAndOpen(o, "t.gguf");
+  ASSERT_NE(f, nullptr);
+  gguf::GgufWriter w;
+  for (const auto& [key, value] : f->metadata())
+    if (key != "general.alignment") w.AddKey(key, value);
+  for (const gguf::TensorInfo& t : f->tensors()) {
+    std::vector<int64_t> dims = t.dims;
+    if (t.name == "token_embd.weight") dims.push_back(1);
+    if (t.name == "output_norm.weight") dims.insert(dims.end(), {1, 1});
+    absl::Span<const uint8_t> bytes = f->TensorData(t);
+    w.AddTensorBytes(t.name, dims, t.type, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  }
+  auto out = w.WriteToMemory();
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto padded = gguf::GgufFile::Parse(*out, "padded.gguf");
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  Qwen3Config c = *ReadQwen3Config(**padded);
+  auto m = BuildQwen3Module(**padded, c);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto plain = BuildQwen3Module(*f, *ReadQwen3Config(*f));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(ir::PrintModule(**m), ir::PrintModule(**plain));
+}
+
 TEST(Qwen3Graph, PrefillLastLogitsAreTheLastRow) {
   SynthOptions o;
   o.recipe = Recipe::kQ8_0;
