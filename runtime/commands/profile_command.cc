@@ -82,7 +82,7 @@ absl::StatusOr<Profile> Measure(GroupBy group) {
       return absl::InvalidArgumentError(absl::StrCat("--prompt-length ", chunk_flag,
                                                      " exceeds the prefill plan's chunk of ", max_tokens, " tokens"));
     o.prompt_lengths = {chunk_flag > 0 ? chunk_flag : std::min(max_tokens, m.config().context_length())};
-    return ChooseBenchContext(o, ctx_size, m.config().context_length());
+    return ChooseBenchContext(o, ctx_size, m.config().context_length(), "--depth, --prompt-length, --steps");
   });
   if (!session.ok()) return ExplainContext(session.status(), "--depth, --prompt-length and --steps");
   Executor& ex = *session->executor;

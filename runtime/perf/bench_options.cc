@@ -46,7 +46,8 @@ int64_t RequiredContext(const BenchOptions& o) {
   return need;
 }
 
-absl::StatusOr<int64_t> ChooseBenchContext(const BenchOptions& o, int64_t requested, int64_t context_length) {
+absl::StatusOr<int64_t> ChooseBenchContext(const BenchOptions& o, int64_t requested, int64_t context_length,
+                                           absl::string_view flags) {
   const int64_t need = RequiredContext(o);
   const std::string why = absl::StrCat("prompts of up to ", *std::max_element(o.prompt_lengths.begin(),
                                                                               o.prompt_lengths.end()),
@@ -55,7 +56,7 @@ absl::StatusOr<int64_t> ChooseBenchContext(const BenchOptions& o, int64_t reques
                                        need, " tokens");
   if (need > context_length)
     return absl::InvalidArgumentError(absl::StrCat(why, ", more than the model's context length ", context_length,
-                                                   "; measure less (--depths, --prompt-lengths, --steps)"));
+                                                   "; measure less (", flags, ")"));
   if (requested < 0) return absl::InvalidArgumentError(absl::StrCat("--ctx-size ", requested, " is negative"));
   if (requested == 0) return need;
   if (requested < need) return absl::InvalidArgumentError(absl::StrCat(why, "; --ctx-size ", requested, " is less"));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace kiln::runtime {
 
@@ -36,7 +37,10 @@ int64_t RequiredContext(const BenchOptions& o);
 // The context to run with: `requested` (--ctx-size; 0 = RequiredContext),
 // which must hold RequiredContext and not exceed the model's
 // `context_length`. The errors say which measurement needs how much.
-absl::StatusOr<int64_t> ChooseBenchContext(const BenchOptions& o, int64_t requested, int64_t context_length);
+// `flags` names what the user can lower in the error ("--depths,
+// --prompt-lengths, --steps" for kiln bench).
+absl::StatusOr<int64_t> ChooseBenchContext(const BenchOptions& o, int64_t requested, int64_t context_length,
+                                           absl::string_view flags = "--depths, --prompt-lengths, --steps");
 
 }  // namespace kiln::runtime
 

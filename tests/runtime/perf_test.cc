@@ -72,7 +72,9 @@ TEST(BenchOptionsTest, TheContextHoldsTheDeepestDecodeAndTheLongestPrompt) {
   EXPECT_EQ(*ChooseBenchContext(o, 20000, 40960), 20000);
   absl::StatusOr<int64_t> small = ChooseBenchContext(o, 0, 4096);
   EXPECT_THAT(small.status().message(), HasSubstr("need a context of 16516 tokens, more than the model's context "
-                                                  "length 4096"));
+                                                  "length 4096; measure less (--depths, --prompt-lengths, --steps)"));
+  EXPECT_THAT(ChooseBenchContext(o, 0, 4096, "--depth, --prompt-length, --steps").status().message(),
+              HasSubstr("; measure less (--depth, --prompt-length, --steps)"));
   EXPECT_THAT(ChooseBenchContext(o, 8000, 40960).status().message(), HasSubstr("--ctx-size 8000 is less"));
   EXPECT_FALSE(ChooseBenchContext(o, 50000, 40960).ok());
   o.depths = {0};
