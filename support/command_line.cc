@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -40,10 +41,22 @@ std::vector<absl::string_view> JoinFlags(std::initializer_list<std::vector<absl:
   return out;
 }
 
+namespace {
+constexpr char kUsagePayload[] = "kiln.usage";
+}  // namespace
+
+absl::Status UsageError(absl::string_view message) {
+  absl::Status s = absl::InvalidArgumentError(message);
+  s.SetPayload(kUsagePayload, absl::Cord("1"));
+  return s;
+}
+
+bool IsUsageError(const absl::Status& status) { return status.GetPayload(kUsagePayload).has_value(); }
+
 int FailCommand(absl::string_view program, absl::string_view command, const absl::Status& status) {
   std::string line = absl::StrCat(program, " ", command, ": error: ", status.message(), "\n");
   std::fputs(line.c_str(), stderr);
-  return 1;
+  return IsUsageError(status) ? 2 : 1;
 }
 
 absl::StatusOr<std::vector<int32_t>> ParseTokenList(const std::string& text) {

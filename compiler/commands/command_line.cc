@@ -23,7 +23,7 @@ int Fail(const std::string& command, const absl::Status& status) {
 
 absl::Status CheckPositionals(const std::vector<std::string>& positional, size_t allowed) {
   if (positional.size() <= allowed) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", positional[allowed], "'"));
+  return UsageError(absl::StrCat("unexpected argument '", positional[allowed], "'"));
 }
 
 absl::StatusOr<int> ThreadsFlag() {
@@ -36,7 +36,7 @@ absl::StatusOr<int> ThreadsFlag() {
 absl::StatusOr<std::unique_ptr<gguf::GgufFile>> OpenModel(const std::vector<std::string>& positional) {
   std::string path = absl::GetFlag(FLAGS_model);
   if (path.empty() && !positional.empty()) path = positional.front();
-  if (path.empty()) return absl::InvalidArgumentError("no model given (use -m FILE.gguf)");
+  if (path.empty()) return UsageError("no model given (use -m FILE.gguf)");
   return gguf::GgufFile::Open(path);
 }
 

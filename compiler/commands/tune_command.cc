@@ -191,7 +191,7 @@ absl::Status Tune(const std::vector<std::string>& positional) {
                                    absl::GetFlag(FLAGS_model), positional.empty() ? "" : positional.front()}));
   const bool have_model = !absl::GetFlag(FLAGS_model).empty() || !positional.empty();
   if (!have_model) {
-    if (export_path.empty()) return absl::InvalidArgumentError("nothing to do: give -m X.gguf, or --export F");
+    if (export_path.empty()) return UsageError("nothing to do: give -m X.gguf, or --export F");
     return Export(cache, target, export_path);
   }
 

@@ -130,7 +130,7 @@ int RunBench(const std::vector<std::string>& args) {
   ParsedArgs parsed = ParseCommandArgs("kiln", "bench", args, usage.c_str(), JoinFlags({kModelFlags, kPerfFlags, {"prompt_lengths", "depths", "no_decode_ahead"}}));
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())
-    return Fail(absl::InvalidArgumentError("unexpected argument '" + parsed.positional[0] + "'"));
+    return Fail(UsageError("unexpected argument '" + parsed.positional[0] + "'"));
   absl::StatusOr<BenchOptions> options = OptionsFromFlags();
   if (!options.ok()) return Fail(options.status());
   absl::StatusOr<BenchReport> report = Bench(*options);

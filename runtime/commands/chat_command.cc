@@ -58,7 +58,7 @@ int RunChat(const std::vector<std::string>& args) {
   ParsedArgs parsed = ParseCommandArgs("kiln", "chat", args, usage.c_str(), JoinFlags({kModelFlags, kSamplingFlags, {"system", "think"}}));
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())
-    return Fail(absl::InvalidArgumentError("unexpected argument '" + parsed.positional[0] + "'"));
+    return Fail(UsageError("unexpected argument '" + parsed.positional[0] + "'"));
   const bool think = absl::GetFlag(FLAGS_think);
   absl::StatusOr<Sampler> sampler =
       SamplerFromFlags(think ? SamplingDefaults{0.6f, 0.95f} : SamplingDefaults{0.7f, 0.8f});

@@ -141,7 +141,7 @@ int RunProfile(const std::vector<std::string>& args) {
   ParsedArgs parsed = ParseCommandArgs("kiln", "profile", args, usage.c_str(), JoinFlags({kModelFlags, kPerfFlags, {"depth", "prompt_length", "by", "attribution"}}));
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())
-    return Fail(absl::InvalidArgumentError("unexpected argument '" + parsed.positional[0] + "'"));
+    return Fail(UsageError("unexpected argument '" + parsed.positional[0] + "'"));
   const std::string by = absl::GetFlag(FLAGS_by);
   if (by != "kernel" && by != "family")
     return Fail(absl::InvalidArgumentError(absl::StrCat("--by ", by, ": want kernel or family")));

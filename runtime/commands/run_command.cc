@@ -46,7 +46,7 @@ int RunRun(const std::vector<std::string>& args) {
   ParsedArgs parsed = ParseCommandArgs("kiln", "run", args, usage.c_str(), JoinFlags({kModelFlags, kSamplingFlags, {"prompt", "tokens", "chat", "think", "dump_logits", "ignore_eos"}}));
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())
-    return Fail(absl::InvalidArgumentError("unexpected argument '" + parsed.positional[0] + "' (quote the prompt: -p \"...\")"));
+    return Fail(UsageError("unexpected argument '" + parsed.positional[0] + "' (quote the prompt: -p \"...\")"));
   const int64_t n_predict = NPredictFlag();
   if (n_predict < -1) return Fail(absl::InvalidArgumentError("--n-predict must be -1 or more"));
   const std::string dump_path = absl::GetFlag(FLAGS_dump_logits);
@@ -54,7 +54,7 @@ int RunRun(const std::vector<std::string>& args) {
     return Fail(s);
   const bool ids_mode = !absl::GetFlag(FLAGS_tokens).empty();
   if (ids_mode && !absl::GetFlag(FLAGS_prompt).empty())
-    return Fail(absl::InvalidArgumentError("give either --prompt or --tokens, not both"));
+    return Fail(UsageError("give either --prompt or --tokens, not both"));
   absl::StatusOr<Sampler> sampler = SamplerFromFlags(SamplingDefaults{0.0f, 0.95f});
   if (!sampler.ok()) return Fail(sampler.status());
 

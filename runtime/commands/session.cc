@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "runtime/vocab_from_manifest.h"
+#include "support/command_line.h"
 #include "support/status_macros.h"
 
 ABSL_FLAG(std::string, bundle, "", "compiled bundle, X.kiln (-b)");
@@ -45,8 +46,8 @@ const std::vector<absl::string_view> kSamplingFlags = {"n_predict", "temp", "top
 
 absl::StatusOr<Session> OpenSession(const ContextChooser& choose_context, const BeforeGpu& before_gpu) {
   const std::string bundle_path = absl::GetFlag(FLAGS_bundle), model_path = absl::GetFlag(FLAGS_model);
-  if (bundle_path.empty()) return absl::InvalidArgumentError("no bundle given (use -b X.kiln)");
-  if (model_path.empty()) return absl::InvalidArgumentError("no model given (use -m X.gguf)");
+  if (bundle_path.empty()) return UsageError("no bundle given (use -b X.kiln)");
+  if (model_path.empty()) return UsageError("no model given (use -m X.gguf)");
   if (absl::GetFlag(FLAGS_gpu) < 0)
     return absl::InvalidArgumentError(absl::StrCat("--gpu ", absl::GetFlag(FLAGS_gpu), " is negative"));
   Session s;

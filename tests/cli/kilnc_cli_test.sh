@@ -146,6 +146,8 @@ usage_error "another command's flag" "kilnc inspect: error: unknown flag '--json
 usage_error "Abseil's own flags are not ours" "unknown flag '--helpfull'" "$KILNC" compile "$T/m.gguf" --helpfull
 usage_error "a bad value" "bad value 'abc' for flag '-s'" "$KILNC" synth -s abc -o "$T/x.gguf"
 usage_error "a missing value" "flag '-o' needs a value" "$KILNC" synth -o
+usage_error "no output file" "no output file (use -o out.gguf)" "$KILNC" synth --preset tiny
+usage_error "an extra argument" "unexpected argument 'extra'" "$KILNC" inspect "$T/m.gguf" extra
 # A value starting with '-' is taken as it is: the same logits as the '=' form.
 "$KILNC" reference -m "$T/m.gguf" -p "- well-known e-mail" -n 0 --dump-logits "$T/d1.npy" >/dev/null 2>&1
 "$KILNC" reference -m "$T/m.gguf" "--prompt=- well-known e-mail" -n 0 --dump-logits "$T/d2.npy" >/dev/null 2>&1

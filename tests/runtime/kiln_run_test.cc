@@ -193,10 +193,13 @@ TEST_F(KilnRunTest, UsageErrorsExit2AndNameTheFlag) {
 }
 
 TEST_F(KilnRunTest, MissingInputsAreOneLineErrors) {
+  // A required input missing is a usage error (exit 2); a file that cannot
+  // be read is not (exit 1).
   Output o = Kiln(RunRun, {"-m", gguf_path_, "-p", "hi"});
-  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.code, 2);
   EXPECT_EQ(o.err, "kiln run: error: no bundle given (use -b X.kiln)\n");
   o = Kiln(RunRun, {"-b", kiln_path_, "-p", "hi"});
+  EXPECT_EQ(o.code, 2);
   EXPECT_EQ(o.err, "kiln run: error: no model given (use -m X.gguf)\n");
   o = Kiln(RunChat, {"-b", dir_ + "/nope.kiln", "-m", gguf_path_});
   EXPECT_EQ(o.code, 1);
@@ -205,6 +208,7 @@ TEST_F(KilnRunTest, MissingInputsAreOneLineErrors) {
   o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "--top-p", "0"});
   EXPECT_EQ(o.err, "kiln run: error: --top-p must be in (0, 1], got 0\n");
   o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "-p", "a", "--tokens", "1"});
+  EXPECT_EQ(o.code, 2);
   EXPECT_THAT(o.err, HasSubstr("give either --prompt or --tokens"));
 }
 
