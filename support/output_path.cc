@@ -1,6 +1,10 @@
 #include "support/output_path.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 
@@ -17,6 +21,21 @@ absl::Status CheckNotAnInput(const std::string& what, const std::string& output,
       return absl::InvalidArgumentError(absl::StrCat(what, " '", output, "' is the input '", in,
                                                      "'; refusing to overwrite it"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status CheckWritable(const std::string& what, const std::string& output) {
+  if (output.empty()) return absl::OkStatus();
+  struct stat st;
+  if (::stat(output.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return absl::InvalidArgumentError(absl::StrCat(what, " '", output, "' is a folder"));
+  const size_t slash = output.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : output.substr(0, slash);
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return absl::InvalidArgumentError(absl::StrCat(what, " '", output, "': the folder '", dir, "' does not exist"));
+  if (::access(dir.c_str(), W_OK) != 0)
+    return absl::InvalidArgumentError(absl::StrCat(what, " '", output, "': the folder '", dir, "' is not writable: ",
+                                                   std::strerror(errno)));
   return absl::OkStatus();
 }
 

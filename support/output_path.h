@@ -16,6 +16,12 @@ namespace kiln {
 absl::Status CheckNotAnInput(const std::string& what, const std::string& output,
                              const std::vector<std::string>& inputs);
 
+// Checked before the work that produces `output` (empty: nothing to check):
+// InvalidArgument naming `what` when its folder does not exist or cannot be
+// written, or when `output` is a folder. The write itself still reports
+// what goes wrong later (a full disk).
+absl::Status CheckWritable(const std::string& what, const std::string& output);
+
 }  // namespace kiln
 
 #endif  // KILN_SUPPORT_OUTPUT_PATH_H_

@@ -87,6 +87,7 @@ int RunCompile(const std::vector<std::string>& args) {
                                        {(*file)->name(), absl::GetFlag(FLAGS_schedules)});
       !s.ok())
     return Fail("compile", s);
+  if (absl::Status s = CheckWritable("-o", absl::GetFlag(FLAGS_output)); !s.ok()) return Fail("compile", s);
   models::GraphOptions graph;
   const std::string prefill_logits = absl::GetFlag(FLAGS_prefill_logits);
   if (prefill_logits != "all" && prefill_logits != "last")

@@ -84,6 +84,7 @@ int RunReference(const std::vector<std::string>& args) {
 
   const std::string dump = absl::GetFlag(FLAGS_dump_logits);
   if (absl::Status s = CheckNotAnInput("--dump-logits", dump, {(*file)->name()}); !s.ok()) return Fail("reference", s);
+  if (absl::Status s = CheckWritable("--dump-logits", dump); !s.ok()) return Fail("reference", s);
   std::vector<float> all_logits;
   std::vector<int32_t> generated;
   tokenizer::StreamDecoder stream(**tok);

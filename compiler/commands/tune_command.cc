@@ -189,6 +189,7 @@ absl::Status Tune(const std::vector<std::string>& positional) {
   RETURN_IF_ERROR(CheckNotAnInput("--export", export_path,
                                   {absl::GetFlag(FLAGS_cache), absl::GetFlag(FLAGS_base), absl::GetFlag(FLAGS_spaces),
                                    absl::GetFlag(FLAGS_model), positional.empty() ? "" : positional.front()}));
+  RETURN_IF_ERROR(CheckWritable("--export", export_path));
   const bool have_model = !absl::GetFlag(FLAGS_model).empty() || !positional.empty();
   if (!have_model) {
     if (export_path.empty()) return UsageError("nothing to do: give -m X.gguf, or --export F");

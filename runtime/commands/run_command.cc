@@ -52,6 +52,7 @@ int RunRun(const std::vector<std::string>& args) {
   const std::string dump_path = absl::GetFlag(FLAGS_dump_logits);
   if (absl::Status s = CheckNotAnInput("--dump-logits", dump_path, {absl::GetFlag(FLAGS_bundle), absl::GetFlag(FLAGS_model)}); !s.ok())
     return Fail(s);
+  if (absl::Status s = CheckWritable("--dump-logits", dump_path); !s.ok()) return Fail(s);
   const bool ids_mode = !absl::GetFlag(FLAGS_tokens).empty();
   if (ids_mode && !absl::GetFlag(FLAGS_prompt).empty())
     return Fail(UsageError("give either --prompt or --tokens, not both"));

@@ -158,6 +158,8 @@ cp "$T/m.gguf" "$T/in.gguf"
 expect_error "compile -o the input" "is the input" "$KILNC" compile "$T/in.gguf" -o "$T/in.gguf"
 expect_error "dump-logits over the model" "is the input" "$KILNC" reference -m "$T/in.gguf" -p hi -n 1 --dump-logits "$T/in.gguf"
 check "the input survived" cmp -s "$T/m.gguf" "$T/in.gguf"
+expect_error "-o into a missing folder, before compiling" "the folder '$T/nodir' does not exist" "$KILNC" compile "$T/m.gguf" -o "$T/nodir/x.kiln"
+expect_error "--dump-logits a folder" "is a folder" "$KILNC" reference -m "$T/m.gguf" -p hi -n 1 --dump-logits "$T"
 expect_error "a table that is not a regular file" "is not a regular file" "$KILNC" compile "$T/m.gguf" --schedules /dev/zero
 : > "$T/empty.txtpb"
 expect_error "an empty schedule table" "is empty" "$KILNC" compile "$T/m.gguf" --schedules "$T/empty.txtpb"
