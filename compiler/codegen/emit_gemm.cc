@@ -13,7 +13,7 @@
 // both of its inputs.
 //
 // stages = 1: each k tile is loaded, converted into shared memory and
-// computed in turn, so every tile waits out its global loads. stages >= 2:
+// computed in turn, so every tile waits out its global loads. stages = 2:
 // the loads of tile k + 1 (raw weight words, activations) go out into
 // registers before tile k is computed and are converted into shared memory
 // after it, so their latency overlaps the mma work (two barriers a tile, as
@@ -70,21 +70,6 @@ class GemmEmitter {
     return {b_.CreateLShr(lane, I(2)), b_.CreateShl(b_.CreateAnd(lane, I(3)), I(1)),
             b_.CreateMul(wm, I(plan_.tile_m / plan_.warps_m)), b_.CreateMul(wn, I(plan_.tile_n / plan_.warps_n))};
   }
-  // A thread's share of a k tile's loads: its weight pieces' raw words and
-  // its activation quads, issued by Fetch* and converted into the shared
-  // tiles by Store*. Each share is a fixed count of items (the last clamped
-  // to the tile, `ok` false past it), so the loaded values can wait in
-  // registers while other work runs.
-  struct WeightShare {
-    Value* kt;
-    std::vector<Value*> idx, ok;
-    std::vector<std::vector<Value*>> raw;
-  };
-  struct ActivationShare {
-    Value* kt;
-    std::vector<Value*> idx;
-    std::vector<std::vector<Value*>> x;
-  };
   // Weight item `idx` of tile kt: its row in the tile and its piece.
   struct WeightItem {
     Value* rl;
@@ -103,6 +88,21 @@ class GemmEmitter {
   ActivationQuad ActivationQuadAt(Value* kt, Value* idx);
   // RMSNorm applied (x * r_t * norm_w), tokens past T zeroed, into the B tile.
   void StoreQuad(const ActivationQuad& q, std::vector<Value*> x);
+  // A thread's share of a k tile's loads: its weight pieces' raw words and
+  // its activation quads, issued by Fetch* and converted into the shared
+  // tiles by Store*. Each share is a fixed count of items (the last clamped
+  // to the tile, `ok` false past it), so the loaded values can wait in
+  // registers while other work runs.
+  struct WeightShare {
+    Value* kt;
+    std::vector<WeightItem> items;
+    std::vector<Value*> ok;
+    std::vector<std::vector<Value*>> raw;
+  };
+  struct ActivationShare {
+    std::vector<ActivationQuad> quads;
+    std::vector<std::vector<Value*>> x;
+  };
   WeightShare FetchWeights(Value* kt);
   void StoreWeights(const WeightShare& share);
   ActivationShare FetchActivations(Value* kt);
@@ -180,7 +180,7 @@ absl::Status GemmEmitter::Emit() {
     else
       ComputeFp32();
   };
-  if (plan_.stages >= 2) {
+  if (plan_.stages == 2) {
     // Tile 0, then each tile's compute with the next one's loads in flight.
     StoreWeights(FetchWeights(I(0)));
     StoreActivations(FetchActivations(I(0)));
@@ -270,16 +270,15 @@ GemmEmitter::WeightShare GemmEmitter::FetchWeights(Value* kt) {
   for (int64_t i = 0; i * plan_.threads < total; ++i) {
     Value* idx = b_.CreateAdd(tid_, I(i * plan_.threads));
     Value* ok = b_.CreateICmpSLT(idx, I(total));
-    share.idx.push_back(b_.CreateSelect(ok, idx, I(total - 1)));
+    share.items.push_back(WeightItemAt(kt, b_.CreateSelect(ok, idx, I(total - 1))));
     share.ok.push_back(ok);
-    share.raw.push_back(LoadPiece(WeightItemAt(kt, share.idx.back())));
+    share.raw.push_back(LoadPiece(share.items.back()));
   }
   return share;
 }
 
 void GemmEmitter::StoreWeights(const WeightShare& share) {
-  for (size_t i = 0; i < share.idx.size(); ++i)
-    StorePiece(share.kt, WeightItemAt(share.kt, share.idx[i]), share.raw[i], share.ok[i]);
+  for (size_t i = 0; i < share.items.size(); ++i) StorePiece(share.kt, share.items[i], share.raw[i], share.ok[i]);
 }
 
 GemmEmitter::ActivationQuad GemmEmitter::ActivationQuadAt(Value* kt, Value* idx) {
@@ -313,18 +312,18 @@ void GemmEmitter::LoadActivationTile(Value* kt) {
 
 GemmEmitter::ActivationShare GemmEmitter::FetchActivations(Value* kt) {
   const int64_t total = int64_t{plan_.tile_n} * (plan_.tile_k / 4);
-  ActivationShare share{kt, {}, {}};
+  ActivationShare share;
   for (int64_t i = 0; i * plan_.threads < total; ++i) {
     Value* idx = b_.CreateAdd(tid_, I(i * plan_.threads));
     // Past the tile: a repeat of its last quad, stored to the same place.
-    share.idx.push_back(kb_.SMin(idx, I(total - 1)));
-    share.x.push_back(kb_.LoadInput4xF32(ActivationQuadAt(kt, share.idx.back()).x, /*pinned=*/true));
+    share.quads.push_back(ActivationQuadAt(kt, kb_.SMin(idx, I(total - 1))));
+    share.x.push_back(kb_.LoadInput4xF32(share.quads.back().x, /*pinned=*/true));
   }
   return share;
 }
 
 void GemmEmitter::StoreActivations(const ActivationShare& share) {
-  for (size_t i = 0; i < share.idx.size(); ++i) StoreQuad(ActivationQuadAt(share.kt, share.idx[i]), share.x[i]);
+  for (size_t i = 0; i < share.quads.size(); ++i) StoreQuad(share.quads[i], share.x[i]);
 }
 
 void GemmEmitter::ComputeTensorCores() {
