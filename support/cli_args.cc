@@ -5,6 +5,7 @@
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
 #include "absl/status/status.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 
@@ -13,7 +14,17 @@ namespace {
 
 bool IsFlag(absl::string_view a) { return a.size() >= 2 && a[0] == '-'; }
 
+constexpr char kUsagePayload[] = "kiln.usage";
+
 }  // namespace
+
+absl::Status UsageError(absl::string_view message) {
+  absl::Status s = absl::InvalidArgumentError(message);
+  s.SetPayload(kUsagePayload, absl::Cord("1"));
+  return s;
+}
+
+bool IsUsageError(const absl::Status& status) { return status.GetPayload(kUsagePayload).has_value(); }
 
 absl::StatusOr<ScannedArgs> ScanArgs(const std::vector<std::string>& args, const std::vector<ShortFlag>& shorts,
                                      const std::vector<absl::string_view>& allowed) {
@@ -27,7 +38,7 @@ absl::StatusOr<ScannedArgs> ScanArgs(const std::vector<std::string>& args, const
   // The first error is returned after the scan, unless help was asked for.
   absl::Status error_seen;
   auto fail = [&](std::string message) {
-    if (error_seen.ok()) error_seen = absl::InvalidArgumentError(std::move(message));
+    if (error_seen.ok()) error_seen = UsageError(message);
   };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];

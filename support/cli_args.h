@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -17,6 +18,13 @@ struct ShortFlag {
   const char* short_name;  // "-m"
   const char* long_name;   // "model"
 };
+
+// A usage error (an unknown or foreign flag, a missing or bad value, a
+// required input missing, an extra argument, flags that exclude each other):
+// InvalidArgument, marked so that FailCommand (support/command_line.h) exits
+// 2 for it and 1 for other errors.
+absl::Status UsageError(absl::string_view message);
+bool IsUsageError(const absl::Status& status);
 
 // What ScanArgs found: the positional arguments, or a request for help.
 struct ScannedArgs {
@@ -31,8 +39,8 @@ struct ScannedArgs {
 //   underscores (--n-predict is --n_predict);
 //   -h, -help or --help asks for help; "--" ends the flags, and every
 //   argument not starting with '-' (or "-" alone) is positional.
-// Only the flags listed in `allowed` are accepted. Errors (InvalidArgument)
-// name the argument: an unknown or foreign flag, a missing or bad value.
+// Only the flags listed in `allowed` are accepted. Errors (UsageError) name
+// the argument: an unknown or foreign flag, a missing or bad value.
 // Every name in `allowed` must be a registered flag (else Internal).
 absl::StatusOr<ScannedArgs> ScanArgs(const std::vector<std::string>& args, const std::vector<ShortFlag>& shorts,
                                      const std::vector<absl::string_view>& allowed);

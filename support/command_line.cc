@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-#include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -22,8 +21,7 @@ ParsedArgs ParseCommandArgs(absl::string_view program, absl::string_view command
   ParsedArgs out;
   absl::StatusOr<ScannedArgs> scanned = ScanArgs(args, CommonShortFlags(), flags);
   if (!scanned.ok()) {
-    FailCommand(program, command, scanned.status());
-    out.exit_code = scanned.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    out.exit_code = FailCommand(program, command, scanned.status());
     return out;
   }
   if (scanned->help) {
@@ -40,18 +38,6 @@ std::vector<absl::string_view> JoinFlags(std::initializer_list<std::vector<absl:
   for (const std::vector<absl::string_view>& p : parts) out.insert(out.end(), p.begin(), p.end());
   return out;
 }
-
-namespace {
-constexpr char kUsagePayload[] = "kiln.usage";
-}  // namespace
-
-absl::Status UsageError(absl::string_view message) {
-  absl::Status s = absl::InvalidArgumentError(message);
-  s.SetPayload(kUsagePayload, absl::Cord("1"));
-  return s;
-}
-
-bool IsUsageError(const absl::Status& status) { return status.GetPayload(kUsagePayload).has_value(); }
 
 int FailCommand(absl::string_view program, absl::string_view command, const absl::Status& status) {
   std::string line = absl::StrCat(program, " ", command, ": error: ", status.message(), "\n");

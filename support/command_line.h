@@ -37,14 +37,8 @@ ParsedArgs ParseCommandArgs(absl::string_view program, absl::string_view command
 // The flag-name lists `parts` one after another (a command's flags as groups).
 std::vector<absl::string_view> JoinFlags(std::initializer_list<std::vector<absl::string_view>> parts);
 
-// A usage error found after parsing (a required input missing, an extra
-// argument, flags that exclude each other): InvalidArgument, marked so that
-// FailCommand exits 2 as for the parser's own usage errors.
-absl::Status UsageError(absl::string_view message);
-bool IsUsageError(const absl::Status& status);
-
 // Prints "<program> <command>: error: <message>" to stderr and returns 2
-// for a usage error, else 1.
+// for a usage error (support/cli_args.h: UsageError), else 1.
 int FailCommand(absl::string_view program, absl::string_view command, const absl::Status& status);
 
 // Parses "1,2,3" (commas or spaces) into token ids; errors name --tokens.

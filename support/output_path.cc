@@ -10,10 +10,12 @@
 
 namespace kiln {
 
+namespace {
+
 absl::Status CheckNotAnInput(const std::string& what, const std::string& output,
                              const std::vector<std::string>& inputs) {
   struct stat out;
-  if (output.empty() || ::stat(output.c_str(), &out) != 0) return absl::OkStatus();
+  if (::stat(output.c_str(), &out) != 0) return absl::OkStatus();
   for (const std::string& in : inputs) {
     struct stat st;
     if (in.empty() || ::stat(in.c_str(), &st) != 0) continue;
@@ -25,7 +27,6 @@ absl::Status CheckNotAnInput(const std::string& what, const std::string& output,
 }
 
 absl::Status CheckWritable(const std::string& what, const std::string& output) {
-  if (output.empty()) return absl::OkStatus();
   struct stat st;
   if (::stat(output.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     return absl::InvalidArgumentError(absl::StrCat(what, " '", output, "' is a folder"));
@@ -37,6 +38,15 @@ absl::Status CheckWritable(const std::string& what, const std::string& output) {
     return absl::InvalidArgumentError(absl::StrCat(what, " '", output, "': the folder '", dir, "' is not writable: ",
                                                    std::strerror(errno)));
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckOutputPath(const std::string& what, const std::string& output,
+                             const std::vector<std::string>& inputs) {
+  if (output.empty()) return absl::OkStatus();
+  if (absl::Status s = CheckNotAnInput(what, output, inputs); !s.ok()) return s;
+  return CheckWritable(what, output);
 }
 
 }  // namespace kiln

@@ -1,4 +1,5 @@
-// Guards for the files a command writes: never one of its inputs.
+// Guards for the files a command writes, checked before the work that
+// produces them.
 #ifndef KILN_SUPPORT_OUTPUT_PATH_H_
 #define KILN_SUPPORT_OUTPUT_PATH_H_
 
@@ -9,18 +10,14 @@
 
 namespace kiln {
 
-// InvalidArgument naming both when `output` exists and is the same file as
-// one of `inputs` (the same device and inode: a hard link or another
-// spelling of the path counts); empty paths and missing files are skipped.
-// `what` names the output's flag in the message, e.g. "-o".
-absl::Status CheckNotAnInput(const std::string& what, const std::string& output,
+// InvalidArgument naming `what` (the output's flag, e.g. "-o") when `output`
+// exists and is the same file as one of `inputs` (the same device and
+// inode: a hard link or another spelling of the path counts), is a folder,
+// or lies in a folder that does not exist or cannot be written. Empty paths
+// and missing inputs are skipped. The write itself still reports what goes
+// wrong later (a full disk).
+absl::Status CheckOutputPath(const std::string& what, const std::string& output,
                              const std::vector<std::string>& inputs);
-
-// Checked before the work that produces `output` (empty: nothing to check):
-// InvalidArgument naming `what` when its folder does not exist or cannot be
-// written, or when `output` is a folder. The write itself still reports
-// what goes wrong later (a full disk).
-absl::Status CheckWritable(const std::string& what, const std::string& output);
 
 }  // namespace kiln
 

@@ -31,10 +31,11 @@ using ParsedArgs = ::kiln::ParsedArgs;
 ParsedArgs ParseArgs(const std::string& command, const std::vector<std::string>& args, const char* usage,
                      const std::vector<absl::string_view>& flags);
 
-// Prints "kilnc <command>: error: <message>" to stderr and returns 1.
+// Prints "kilnc <command>: error: <message>" to stderr and returns 2 for a
+// usage error (UsageError), else 1.
 int Fail(const std::string& command, const absl::Status& status);
 
-// InvalidArgument naming the first positional argument past `allowed`.
+// A usage error naming the first positional argument past `allowed`.
 absl::Status CheckPositionals(const std::vector<std::string>& positional, size_t allowed);
 
 // The positional model file is allowed only without -m.

@@ -83,11 +83,10 @@ int RunCompile(const std::vector<std::string>& args) {
   if (!config.ok()) return Fail("compile", config.status());
   if (absl::Status s = codegen::Target::FromName(absl::GetFlag(FLAGS_target)).status(); !s.ok())
     return Fail("compile", s);
-  if (absl::Status s = CheckNotAnInput("-o", absl::GetFlag(FLAGS_output),
+  if (absl::Status s = CheckOutputPath("-o", absl::GetFlag(FLAGS_output),
                                        {(*file)->name(), absl::GetFlag(FLAGS_schedules)});
       !s.ok())
     return Fail("compile", s);
-  if (absl::Status s = CheckWritable("-o", absl::GetFlag(FLAGS_output)); !s.ok()) return Fail("compile", s);
   models::GraphOptions graph;
   const std::string prefill_logits = absl::GetFlag(FLAGS_prefill_logits);
   if (prefill_logits != "all" && prefill_logits != "last")

@@ -83,8 +83,7 @@ int RunReference(const std::vector<std::string>& args) {
   if (!model.ok()) return Fail("reference", model.status());
 
   const std::string dump = absl::GetFlag(FLAGS_dump_logits);
-  if (absl::Status s = CheckNotAnInput("--dump-logits", dump, {(*file)->name()}); !s.ok()) return Fail("reference", s);
-  if (absl::Status s = CheckWritable("--dump-logits", dump); !s.ok()) return Fail("reference", s);
+  if (absl::Status s = CheckOutputPath("--dump-logits", dump, {(*file)->name()}); !s.ok()) return Fail("reference", s);
   std::vector<float> all_logits;
   std::vector<int32_t> generated;
   tokenizer::StreamDecoder stream(**tok);

@@ -186,10 +186,9 @@ absl::Status Tune(const std::vector<std::string>& positional) {
   ASSIGN_OR_RETURN(schedules::TuneCache cache, schedules::TuneCache::Open(absl::GetFlag(FLAGS_cache), &warnings));
   for (const std::string& w : warnings) std::fprintf(stderr, "tune: warning: %s\n", w.c_str());
   const std::string export_path = absl::GetFlag(FLAGS_export);
-  RETURN_IF_ERROR(CheckNotAnInput("--export", export_path,
+  RETURN_IF_ERROR(CheckOutputPath("--export", export_path,
                                   {absl::GetFlag(FLAGS_cache), absl::GetFlag(FLAGS_base), absl::GetFlag(FLAGS_spaces),
                                    absl::GetFlag(FLAGS_model), positional.empty() ? "" : positional.front()}));
-  RETURN_IF_ERROR(CheckWritable("--export", export_path));
   const bool have_model = !absl::GetFlag(FLAGS_model).empty() || !positional.empty();
   if (!have_model) {
     if (export_path.empty()) return UsageError("nothing to do: give -m X.gguf, or --export F");

@@ -45,14 +45,6 @@ size_t CommonPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b
 
 }  // namespace
 
-std::vector<std::string> RewriteNoThink(std::vector<std::string> args) {
-  for (std::string& a : args) {
-    if (a == "--") break;
-    if (a == "--no-think" || a == "--no_think") a = "--think=false";
-  }
-  return args;
-}
-
 int RunChat(const std::vector<std::string>& args) {
   static const std::string usage = std::string(kChatUsageHead) + kModelFlagsHelp + kSamplingFlagsHelp;
   ParsedArgs parsed = ParseCommandArgs("kiln", "chat", args, usage.c_str(), JoinFlags({kModelFlags, kSamplingFlags, {"system", "think"}}));

@@ -14,9 +14,6 @@ int RunDevices(const std::vector<std::string>& args);
 int RunBench(const std::vector<std::string>& args);
 int RunProfile(const std::vector<std::string>& args);
 
-// "--no-think" / "--no_think" -> "--think=false" (Abseil spells it --nothink).
-std::vector<std::string> RewriteNoThink(std::vector<std::string> args);
-
 }  // namespace kiln::runtime
 
 #endif  // KILN_RUNTIME_COMMANDS_COMMANDS_H_

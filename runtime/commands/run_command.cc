@@ -50,9 +50,9 @@ int RunRun(const std::vector<std::string>& args) {
   const int64_t n_predict = NPredictFlag();
   if (n_predict < -1) return Fail(absl::InvalidArgumentError("--n-predict must be -1 or more"));
   const std::string dump_path = absl::GetFlag(FLAGS_dump_logits);
-  if (absl::Status s = CheckNotAnInput("--dump-logits", dump_path, {absl::GetFlag(FLAGS_bundle), absl::GetFlag(FLAGS_model)}); !s.ok())
+  if (absl::Status s = CheckOutputPath("--dump-logits", dump_path, {absl::GetFlag(FLAGS_bundle), absl::GetFlag(FLAGS_model)});
+      !s.ok())
     return Fail(s);
-  if (absl::Status s = CheckWritable("--dump-logits", dump_path); !s.ok()) return Fail(s);
   const bool ids_mode = !absl::GetFlag(FLAGS_tokens).empty();
   if (ids_mode && !absl::GetFlag(FLAGS_prompt).empty())
     return Fail(UsageError("give either --prompt or --tokens, not both"));
@@ -61,6 +61,13 @@ int RunRun(const std::vector<std::string>& args) {
 
   // The prompt is built and checked before the GPU is touched.
   std::vector<int32_t> prompt;
+  auto fits = [&](int64_t context) {
+    return static_cast<int64_t>(prompt.size()) <= context
+               ? absl::OkStatus()
+               : absl::InvalidArgumentError(absl::StrCat("the prompt has ", prompt.size(),
+                                                         " tokens, more than the context of ", context,
+                                                         "; rerun with a larger --ctx-size"));
+  };
   auto build_prompt = [&](const Manifest& m, const tokenizer::Tokenizer& tok) -> absl::Status {
     if (ids_mode) {
       ASSIGN_OR_RETURN(prompt, ParseTokenList(absl::GetFlag(FLAGS_tokens)));
@@ -82,11 +89,7 @@ int RunRun(const std::vector<std::string>& args) {
         return absl::InvalidArgumentError(
             absl::StrCat("token id ", id, " is outside the vocabulary of ", m.config().n_vocab()));
     const int64_t ctx_flag = absl::GetFlag(FLAGS_ctx_size), limit = m.config().context_length();
-    const int64_t context = ctx_flag > 0 ? std::min(ctx_flag, limit) : limit;
-    if (static_cast<int64_t>(prompt.size()) > context)
-      return absl::InvalidArgumentError(absl::StrCat("the prompt has ", prompt.size(), " tokens, more than the context of ",
-                                                     context, "; rerun with a larger --ctx-size"));
-    return absl::OkStatus();
+    return fits(ctx_flag > 0 ? std::min(ctx_flag, limit) : limit);
   };
   absl::StatusOr<Session> session = OpenSession(nullptr, build_prompt);
   if (!session.ok()) return Fail(session.status());
@@ -94,9 +97,7 @@ int RunRun(const std::vector<std::string>& args) {
   Executor& ex = *session->executor;
   const tokenizer::Tokenizer& tok = *session->tokenizer;
   // The context the executor chose may be smaller (the GPU's memory).
-  if (static_cast<int64_t>(prompt.size()) > ex.context())
-    return Fail(absl::InvalidArgumentError(absl::StrCat("the prompt has ", prompt.size(), " tokens, more than the context of ",
-                                                        ex.context(), "; rerun with a larger --ctx-size")));
+  if (absl::Status s = fits(ex.context()); !s.ok()) return Fail(s);
 
   std::vector<float> dump;
   const bool dumping = !dump_path.empty();

@@ -63,7 +63,7 @@ Output Kiln(int (*command)(const std::vector<std::string>&), std::vector<std::st
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
   Output o;
-  o.code = command(RewriteNoThink(std::move(args)));
+  o.code = command(args);
   std::fflush(stdout);
   std::fflush(stderr);
   o.out = ::testing::internal::GetCapturedStdout();
@@ -183,6 +183,8 @@ TEST_F(KilnRunTest, UsageErrorsExit2AndNameTheFlag) {
   EXPECT_EQ(o.code, 2);
   o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "-n"});
   EXPECT_EQ(o.err, "kiln run: error: flag '-n' needs a value\n");
+  o = Kiln(RunChat, {"-m", gguf_path_, "--no-think"});  // a negated bool flag parses
+  EXPECT_EQ(o.err, "kiln chat: error: no bundle given (use -b X.kiln)\n");
   o = Kiln(RunChat, {"-b", kiln_path_, "-m", gguf_path_, "--no-think", "--think=maybe"});
   EXPECT_EQ(o.code, 2);
   EXPECT_THAT(o.err, HasSubstr("bad value 'maybe' for flag '--think'"));

@@ -56,6 +56,7 @@ TEST_F(ScanArgsTest, UsageErrorsNameTheArgument) {
     auto s = ScanArgs(args, kShorts, kAllowed);
     ASSERT_FALSE(s.ok()) << message;
     EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(IsUsageError(s.status()));
     EXPECT_EQ(s.status().message(), message);
   };
   expect({"--bogus"}, "unknown flag '--bogus' (see --help)");
