@@ -80,20 +80,6 @@ __global__ void RowsKernel(Args a) {
   if (acc == 0x9e3779b9u) *a.sink = acc;
 }
 
-struct ProbeArgs {
-  const int4* base;
-  long long words;
-  unsigned* sink;
-};
-
-__global__ void ProbeKernel(ProbeArgs a) {
-  asm volatile("griddepcontrol.launch_dependents;");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  const int threads = gridDim.x * blockDim.x;
-  const unsigned acc = XorWords(a.base, blockIdx.x * blockDim.x + threadIdx.x, a.words, threads);
-  if (acc == 0x9e3779b9u) *a.sink = acc;
-}
-
 // mbarrier and bulk-copy helpers (PTX 8.0, sm_90), shared addresses 32-bit.
 __device__ inline unsigned SharedAddress(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -277,20 +263,12 @@ int main(int argc, char** argv) {
     const long long bytes = static_cast<long long>(s.rows) * s.row_bytes;
     // One launch after another, each on the ring's next `span` bytes.
     auto chain = [&](long long span, auto launch_one) {
-      return timer.MedianMs(
-                 [&] {
-                   for (int l = 0; l < kLaunches; ++l) launch_one(ring + (l * span) % (kRing - span));
-                 },
-                 5) *
-             1000.0f / kLaunches;
+      return RingChainUs(timer, ring, kRing, span, kLaunches, launch_one);
     };
     int probe_blocks = 0;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&probe_blocks, ProbeKernel, 256, 0));
     auto probe = [&](long long span) {
-      const float us = chain(span, [&](const char* base) {
-        LaunchPdl(stream, dim3(probe_blocks * sms), 256, true, ProbeKernel,
-                  ProbeArgs{reinterpret_cast<const int4*>(base), span / 16, sink});
-      });
+      const float us = chain(span, [&](const char* base) { LaunchProbe(stream, base, span, sink); });
       std::printf("%s\t%lld\tprobe\t256\t-\t-\t%d\t%.2f\t%.0f\n", s.name, span, probe_blocks, us, span / us / 1e3);
     };
     probe(bytes);

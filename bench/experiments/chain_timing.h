@@ -1,8 +1,8 @@
 // What bench/experiments' standalone CUDA programs share: error checks, the
-// median time of a launch over repeats, the read kernels' main loop, an
-// acquire load and the vector reductions, a launch with programmatic stream
-// serialization (as kiln's runtime launches its decode kernels), and the
-// modes named on the command line.
+// median time of a launch over repeats and of a chain of launches over a
+// ring, the read kernels' main loop and the probe's kernel, an acquire load and the vector reductions, a launch with
+// programmatic stream serialization (as kiln's runtime launches its decode
+// kernels), and the modes named on the command line.
 #ifndef KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 #define KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 
@@ -69,6 +69,57 @@ __device__ inline unsigned XorWords(const int4* w, long long j0, long long end, 
   return acc;
 }
 
+// The probe's kernel: every thread XORs its grid-stride share of `words`
+// 16-byte words, launched as a programmatic dependent.
+struct ProbeArgs {
+  const int4* base;
+  long long words;
+  unsigned* sink;
+};
+
+__global__ void ProbeKernel(ProbeArgs a) {
+  asm volatile("griddepcontrol.launch_dependents;");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const int threads = gridDim.x * blockDim.x;
+  const unsigned acc = XorWords(a.base, blockIdx.x * blockDim.x + threadIdx.x, a.words, threads);
+  if (acc == 0x9e3779b9u) *a.sink = acc;
+}
+
+// The probe's kernel over `span` bytes from `base`, one full wave of
+// 256-thread blocks.
+inline void LaunchProbe(cudaStream_t stream, const void* base, long long span, unsigned* sink) {
+  static int blocks = 0;  // a wave: resident blocks an SM times SMs
+  if (blocks == 0) {
+    int sms = 0;
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, ProbeKernel, 256, 0));
+    blocks *= sms;
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(256);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  CHECK(cudaLaunchKernelEx(&cfg, ProbeKernel, ProbeArgs{static_cast<const int4*>(base), span / 16, sink}));
+}
+
+// Microseconds a launch of `launches` launches back to back, launch i on the
+// ring's `span` bytes from (i * span) mod (ring_bytes - span), so that none
+// finds its bytes in the L2 (median of 5 chains).
+template <typename T, typename F>
+float RingChainUs(StreamTimer& timer, T* ring, long long ring_bytes, long long span, int launches, F launch_one) {
+  return timer.MedianMs(
+             [&] {
+               for (int i = 0; i < launches; ++i) launch_one(ring + (i * span) % (ring_bytes - span));
+             },
+             5) *
+         1000.0f / launches;
+}
+
 // An acquire load at GPU scope (a counter another block releases).
 __device__ inline unsigned LoadAcquire(const unsigned* p) {
   unsigned v;
@@ -127,7 +178,8 @@ inline std::vector<int> ModesFromArgs(int argc, char** argv, const char* const* 
     }
     modes.push_back(m);
   }
-  for (int rep = 0; modes.empty() && rep < 2; ++rep)
+  const bool all = modes.empty();
+  for (int rep = 0; all && rep < 2; ++rep)
     for (int m = 0; m < n; ++m) modes.push_back(m);
   return modes;
 }
