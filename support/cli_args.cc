@@ -87,6 +87,13 @@ absl::StatusOr<ScannedArgs> ScanArgs(const std::vector<std::string>& args, const
         continue;
       }
     }
+    // An empty string means "not given" for every string flag, so an empty
+    // value is at best redundant and usually an unset shell variable
+    // (-o "$OUT"): refused rather than read as "no output".
+    if (value->empty() && flag->IsOfType<std::string>()) {
+      fail(absl::StrCat("flag '", spelled, "' has an empty value"));
+      continue;
+    }
     std::string error;
     if (!flag->ParseFrom(*value, &error))
       fail(absl::StrCat("bad value '", *value, "' for flag '", spelled, "': ", error));

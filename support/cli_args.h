@@ -40,7 +40,8 @@ struct ScannedArgs {
 //   -h, -help or --help asks for help; "--" ends the flags, and every
 //   argument not starting with '-' (or "-" alone) is positional.
 // Only the flags listed in `allowed` are accepted. Errors (UsageError) name
-// the argument: an unknown or foreign flag, a missing or bad value.
+// the argument: an unknown or foreign flag, a missing or bad value, an empty
+// value for a string flag (empty is every string flag's "not given").
 // Every name in `allowed` must be a registered flag (else Internal).
 absl::StatusOr<ScannedArgs> ScanArgs(const std::vector<std::string>& args, const std::vector<ShortFlag>& shorts,
                                      const std::vector<absl::string_view>& allowed);

@@ -148,6 +148,7 @@ usage_error "a bad value" "bad value 'abc' for flag '-s'" "$KILNC" synth -s abc 
 usage_error "a missing value" "flag '-o' needs a value" "$KILNC" synth -o
 usage_error "no output file" "no output file (use -o out.gguf)" "$KILNC" synth --preset tiny
 usage_error "an extra argument" "unexpected argument 'extra'" "$KILNC" inspect "$T/m.gguf" extra
+usage_error "an empty -o (an unset variable)" "flag '-o' has an empty value" "$KILNC" compile "$T/m.gguf" -o ''
 # A value starting with '-' is taken as it is: the same logits as the '=' form.
 "$KILNC" reference -m "$T/m.gguf" -p "- well-known e-mail" -n 0 --dump-logits "$T/d1.npy" >/dev/null 2>&1
 "$KILNC" reference -m "$T/m.gguf" "--prompt=- well-known e-mail" -n 0 --dump-logits "$T/d2.npy" >/dev/null 2>&1

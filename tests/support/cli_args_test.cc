@@ -67,6 +67,9 @@ TEST_F(ScanArgsTest, UsageErrorsNameTheArgument) {
   expect({"--cli-switch=maybe"},
          "bad value 'maybe' for flag '--cli-switch': Illegal value 'maybe' specified for flag 'cli_switch'");
   expect({"--nocli-text"}, "unknown flag '--nocli-text' (see --help)");  // only bool flags negate
+  // An empty string flag value (say, -x "$UNSET") is not "not given".
+  expect({"-x", ""}, "flag '-x' has an empty value");
+  expect({"--cli-text="}, "flag '--cli-text' has an empty value");
 }
 
 TEST_F(ScanArgsTest, HelpWinsOverErrors) {
