@@ -1,8 +1,9 @@
 // What bench/experiments' standalone CUDA programs share: error checks, the
 // median time of a launch over repeats and of a chain of launches over a
-// ring, the read kernels' main loop and the probe's kernel, an acquire load and the vector reductions, a launch with
-// programmatic stream serialization (as kiln's runtime launches its decode
-// kernels), and the modes named on the command line.
+// ring, the read kernels' main loop and the probe's kernel, an acquire load
+// and the vector reductions, a launch with programmatic stream serialization
+// (as kiln's runtime launches its decode kernels, and the probe's launch
+// through it), and the modes named on the command line.
 #ifndef KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 #define KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 
@@ -85,28 +86,6 @@ __global__ void ProbeKernel(ProbeArgs a) {
   if (acc == 0x9e3779b9u) *a.sink = acc;
 }
 
-// The probe's kernel over `span` bytes from `base`, one full wave of
-// 256-thread blocks.
-inline void LaunchProbe(cudaStream_t stream, const void* base, long long span, unsigned* sink) {
-  static int blocks = 0;  // a wave: resident blocks an SM times SMs
-  if (blocks == 0) {
-    int sms = 0;
-    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, ProbeKernel, 256, 0));
-    blocks *= sms;
-  }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(blocks);
-  cfg.blockDim = dim3(256);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr;
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  CHECK(cudaLaunchKernelEx(&cfg, ProbeKernel, ProbeArgs{static_cast<const int4*>(base), span / 16, sink}));
-}
-
 // Microseconds a launch of `launches` launches back to back, launch i on the
 // ring's `span` bytes from (i * span) mod (ring_bytes - span), so that none
 // finds its bytes in the L2 (median of 5 chains).
@@ -163,6 +142,19 @@ void LaunchPdl(cudaStream_t stream, dim3 grid, int threads, bool pdl, Kernel ker
   cfg.attrs = attr;
   cfg.numAttrs = cluster > 1 ? 2 : 1;
   CHECK(cudaLaunchKernelEx(&cfg, kernel, arg));
+}
+
+// The probe's kernel over `span` bytes from `base`, one full wave of
+// 256-thread blocks, as a programmatic dependent.
+inline void LaunchProbe(cudaStream_t stream, const void* base, long long span, unsigned* sink) {
+  static int blocks = 0;  // a wave: resident blocks an SM times SMs (asked once, outside the timed chains)
+  if (blocks == 0) {
+    int sms = 0;
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, ProbeKernel, 256, 0));
+    blocks *= sms;
+  }
+  LaunchPdl(stream, dim3(blocks), 256, true, ProbeKernel, ProbeArgs{static_cast<const int4*>(base), span / 16, sink});
 }
 
 // The modes named in argv[1..] (indices into names[0..n)), each once in
