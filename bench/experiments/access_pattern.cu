@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "bulk_copy.h"
 #include "chain_timing.h"
 
 namespace {
@@ -80,36 +81,6 @@ __global__ void RowsKernel(Args a) {
   if (acc == 0x9e3779b9u) *a.sink = acc;
 }
 
-// mbarrier and bulk-copy helpers (PTX 8.0, sm_90), shared addresses 32-bit.
-__device__ inline unsigned SharedAddress(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ inline void BarrierInit(unsigned long long* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(SharedAddress(bar)), "r"(count) : "memory");
-}
-__device__ inline void BarrierArrive(unsigned long long* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(SharedAddress(bar)) : "memory");
-}
-__device__ inline void BarrierExpect(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(SharedAddress(bar)), "r"(bytes)
-               : "memory");
-}
-__device__ inline void BarrierWait(unsigned long long* bar, unsigned phase) {
-  unsigned done = 0;
-  while (!done)
-    asm volatile(
-        "{\n\t.reg .pred P;\n\tmbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\tselp.b32 %0, 1, 0, P;\n\t}"
-        : "=r"(done)
-        : "r"(SharedAddress(bar)), "r"(phase)
-        : "memory");
-}
-__device__ inline void BulkCopy(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   SharedAddress(dst)),
-               "l"(src), "r"(bytes), "r"(SharedAddress(bar))
-               : "memory");
-}
-
 struct BulkArgs {
   const char* weights;  // this launch's int8 rows, row after row
   const char* scales;   // their f16 scales (one per 32 bytes), row after row
@@ -136,7 +107,7 @@ __global__ void __launch_bounds__(32 * (CW + 1)) BulkKernel(BulkArgs a) {
       BarrierInit(full + s, 1);
       BarrierInit(empty + s, CW);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    BarrierInitFence();
   }
   __syncthreads();
   asm volatile("griddepcontrol.launch_dependents;");

@@ -48,6 +48,23 @@
 //              the blocks still share every address, but not all at once
 //   mlp-rot-132  mlp-rot with the fused launch on 132 blocks (one an SM):
 //              half the partials to write and reduce
+//   ring-S     (session 17) persist with the loads decoupled from the
+//              barriers: one block an SM, a producer warp copying the
+//              block's share of every phase, in order, into an S-stage ring
+//              of 16 KB in shared memory (cp.async.bulk on mbarriers), and
+//              eight consumer warps that wait at each grid barrier, then XOR
+//              the phase's stages and release them. The producer waits only
+//              for free stages, never for a barrier, so while the grid
+//              synchronizes it keeps up to S * 16 KB an SM in flight
+//              (ring-4, ring-8, ring-13: 64, 128, 208 KB)
+//   ring-13-dp4a  ring-13 with kiln's Q8_0 arithmetic in the consumers (two
+//              dp4a per 4 bytes against register activations, as
+//              access_pattern's bulk kernel) instead of the XOR
+//   ring-13-free  ring-13 without the grid barriers: how fast the ring
+//              streams the chain's bytes at all
+//   ring-6-32k ring with 6 stages of 32 KB (192 KB)
+//   ring-13-dynB  ring-13 with each phase's stages claimed B at a time from
+//              a counter (atomicAdd) instead of fixed shares
 // The probe is one kernel reading 4 GiB. The recorded runs (bench/RESULTS.md,
 // session 10) predate moving the shared helpers into chain_timing.h; what
 // runs on the GPU is unchanged. Build and run (the mode names to run as
@@ -62,10 +79,11 @@
 
 #include <cooperative_groups.h>
 
+#include "bulk_copy.h"
 #include "chain_timing.h"
 
-enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8, kMlpC4 = 9, kMlpC8 = 10, kMlpC4NoRed = 11, kMlpSpread = 12, kMlpStore = 13, kMlpRot = 14, kMlpRot132 = 15 };
-const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored", "mlp-c4", "mlp-c8", "mlp-c4-nored", "mlp-spread", "mlp-store", "mlp-rot", "mlp-rot-132"};
+enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8, kMlpC4 = 9, kMlpC8 = 10, kMlpC4NoRed = 11, kMlpSpread = 12, kMlpStore = 13, kMlpRot = 14, kMlpRot132 = 15, kRing4 = 16, kRing8 = 17, kRing13 = 18, kRing13Dp4a = 19, kRing13Free = 20, kRing6Big = 21, kRing13Dyn4 = 22, kRing13Dyn2 = 23 };
+const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored", "mlp-c4", "mlp-c8", "mlp-c4-nored", "mlp-spread", "mlp-store", "mlp-rot", "mlp-rot-132", "ring-4", "ring-8", "ring-13", "ring-13-dp4a", "ring-13-free", "ring-6-32k", "ring-13-dyn4", "ring-13-dyn2"};
 
 struct Step {
   const int4* w;
@@ -205,6 +223,146 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
 }
 
+// ring-S: the chain as one kernel of one block an SM. Warp kRingWarps's
+// lane 0 copies the block's share of every phase (its blocks spread over the
+// grid's) into an S-stage ring of kStage bytes (without BARRIERS, no grid
+// barrier); the kRingWarps consumer warps
+// pass grid barrier i - 1, then take phase i's stages in the same order.
+constexpr int kRingWarps = 8;
+constexpr int kRingThreads = 32 * kRingWarps;
+
+// Block b's byte range [begin, end) of phase p, the phase's blocks spread
+// over the grid's.
+__device__ void RingRange(const Phase& p, long long* begin, long long* end) {
+  const int blocks = min(p.blocks, static_cast<int>(gridDim.x));
+  const long long per = (p.n16 + blocks - 1) / blocks;
+  *begin = blockIdx.x < blocks ? 16 * per * blockIdx.x : 0;
+  *end = blockIdx.x < blocks ? 16 * min(p.n16, per * (blockIdx.x + 1)) : 0;
+  *begin = min(*begin, *end);
+}
+
+// The consumers' work on one 16-byte word: XOR (as the read kernels) or
+// kiln's Q8_0 two-level arithmetic (two dp4a per 4 bytes).
+template <bool DP4A>
+__device__ inline void Consume(const int4& w, unsigned& acc, int q1, int q2) {
+  if (DP4A) {
+    int d1 = __dp4a(w.x, q1, 0), d2 = __dp4a(w.x, q2, 0);
+    d1 = __dp4a(w.y, q1, d1), d2 = __dp4a(w.y, q2, d2);
+    d1 = __dp4a(w.z, q1, d1), d2 = __dp4a(w.z, q2, d2);
+    d1 = __dp4a(w.w, q1, d1), d2 = __dp4a(w.w, q2, d2);
+    acc += static_cast<unsigned>(128 * d1 + d2);
+  } else {
+    acc ^= w.x ^ w.y ^ w.z ^ w.w;
+  }
+}
+
+// BATCH > 0: the phases' stages are not split in fixed shares but claimed:
+// a producer takes BATCH stages of phase i at a time from claims[i] until
+// none is left, so an SM that streams faster takes more of each phase.
+// Either way a stage's tag is its byte count, and a tag of 0 (no copy) ends
+// the block's share of a phase.
+template <int S, int kStage, bool DP4A, bool BARRIERS, int BATCH>
+__global__ void __launch_bounds__(kRingThreads + 32, 1)
+    PersistRing(const char* w, const Phase* phases, int n, float* ys, unsigned* bar, unsigned* claims) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  auto* full = reinterpret_cast<unsigned long long*>(smem + S * kStage);
+  unsigned long long* empty = full + S;
+  auto* tags = reinterpret_cast<unsigned*>(empty + S);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      BarrierInit(full + s, 1);
+      BarrierInit(empty + s, kRingWarps);
+    }
+    BarrierInitFence();
+  }
+  __syncthreads();
+  if (warp == kRingWarps) {  // the producer: weights never wait for a barrier
+    if (lane == 0) {
+      unsigned k = 0;
+      auto push = [&](const char* src, unsigned bytes) {
+        const int s = k % S;
+        if (k >= S) BarrierWait(empty + s, (k / S - 1) & 1);
+        tags[s] = bytes;
+        if (bytes > 0) {
+          BarrierExpect(full + s, bytes);
+          BulkCopy(smem + s * kStage, src, bytes, full + s);
+        } else {
+          BarrierArrive(full + s);
+        }
+        ++k;
+      };
+      for (int i = 0; i < n; ++i) {
+        const Phase p = phases[i];
+        const char* base = w + 16 * p.off16;
+        if (BATCH == 0) {
+          long long begin, end;
+          RingRange(p, &begin, &end);
+          for (long long off = begin; off < end; off += kStage)
+            push(base + off, static_cast<unsigned>(min(static_cast<long long>(kStage), end - off)));
+        } else {
+          const long long bytes = 16 * p.n16, stages = (bytes + kStage - 1) / kStage;
+          for (;;) {
+            const long long c0 = atomicAdd(claims + i, BATCH);
+            if (c0 >= stages) break;
+            for (long long c = c0; c < min(c0 + BATCH, stages); ++c)
+              push(base + c * kStage, static_cast<unsigned>(min(static_cast<long long>(kStage), bytes - c * kStage)));
+          }
+        }
+        push(nullptr, 0);
+      }
+    }
+    return;
+  }
+  const int q1 = 0x01020304 * (1 + threadIdx.x % 3), q2 = q1 ^ 0x01010101;
+  unsigned k = 0, acc = 0;
+  for (int i = 0; i < n; ++i) {
+    if (BARRIERS && i > 0) {  // grid barrier i - 1: consumers only (named barrier 1)
+      if (threadIdx.x == 0)
+        while (LoadAcquire(bar + i - 1) < gridDim.x) {
+        }
+      asm volatile("bar.sync 1, %0;" ::"r"(kRingThreads) : "memory");
+    }
+    const float x = i > 0 ? __ldcg(ys + (long long)(i - 1) * gridDim.x + threadIdx.x % 8) : 0.0f;
+    for (;; ++k) {
+      const int s = k % S;
+      BarrierWait(full + s, (k / S) & 1);
+      const int words = static_cast<int>(tags[s] / 16);
+      const int4* st = reinterpret_cast<const int4*>(smem + s * kStage);
+      for (int j = threadIdx.x; j < words; j += kRingThreads) Consume<DP4A>(st[j], acc, q1, q2);
+      __syncwarp();
+      if (lane == 0) BarrierArrive(empty + s);
+      if (words == 0) {
+        ++k;
+        break;
+      }
+    }
+    if (acc == 0x9e3779b9u) ys[(long long)i * gridDim.x + blockIdx.x] = x;  // keeps the work
+    asm volatile("bar.sync 1, %0;" ::"r"(kRingThreads) : "memory");
+    if (threadIdx.x == 0) {
+      ys[(long long)i * gridDim.x + blockIdx.x] = x + (float)(acc & 1u);
+      asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(bar + i) : "memory");
+    }
+  }
+}
+
+using RingKernel = void (*)(const char*, const Phase*, int, float*, unsigned*, unsigned*);
+
+// The ring kernel of a mode and the shared memory it takes.
+RingKernel PickRing(int mode, size_t* shared) {
+  const int stages = mode == kRing4 ? 4 : mode == kRing8 ? 8 : mode == kRing6Big ? 6 : 13;
+  *shared = stages * ((mode == kRing6Big ? 32 : 16) * 1024 + 2 * sizeof(unsigned long long) + sizeof(unsigned));
+  constexpr int k16 = 16 * 1024;
+  if (mode == kRing4) return PersistRing<4, k16, false, true, 0>;
+  if (mode == kRing8) return PersistRing<8, k16, false, true, 0>;
+  if (mode == kRing13) return PersistRing<13, k16, false, true, 0>;
+  if (mode == kRing13Free) return PersistRing<13, k16, false, false, 0>;
+  if (mode == kRing6Big) return PersistRing<6, 2 * k16, false, true, 0>;
+  if (mode == kRing13Dyn4) return PersistRing<13, k16, false, true, 4>;
+  if (mode == kRing13Dyn2) return PersistRing<13, k16, false, true, 2>;
+  return PersistRing<13, k16, true, true, 0>;
+}
+
 int main(int argc, char** argv) {
   const std::vector<int> modes =
       ModesFromArgs(argc, argv, kModeNames, static_cast<int>(sizeof(kModeNames) / sizeof(kModeNames[0])));
@@ -251,6 +409,8 @@ int main(int argc, char** argv) {
   unsigned* done = nullptr;
   CHECK(cudaMalloc(&done, ks.size() * sizeof(unsigned)));
   CHECK(cudaMemset(done, 0, ks.size() * sizeof(unsigned)));
+  unsigned* claims = nullptr;  // ring-13-dynB: stages of each phase claimed so far
+  CHECK(cudaMalloc(&claims, ks.size() * sizeof(unsigned)));
   cudaStream_t st;
   CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   StreamTimer timer(st);
@@ -288,13 +448,33 @@ int main(int argc, char** argv) {
                                static_cast<const Phase*>(phases_d), static_cast<int>(ks.size()), ys_all, done,
                                mode != kPersistLate, mode == kPersistSleep));
     }
+    const bool ring = mode >= kRing4;
+    if (ring) {
+      CHECK(cudaMemsetAsync(done, 0, ks.size() * sizeof(unsigned), st));
+      size_t shared = 0;
+      const RingKernel kernel = PickRing(mode, &shared);
+      CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(sms);
+      cfg.blockDim = dim3(kRingThreads + 32);
+      cfg.dynamicSmemBytes = shared;
+      cfg.stream = st;
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeCooperative;
+      attr[0].val.cooperative = 1;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      CHECK(cudaMemsetAsync(claims, 0, ks.size() * sizeof(unsigned), st));
+      CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const char*>(w), static_cast<const Phase*>(phases_d),
+                               static_cast<int>(ks.size()), ys_all, done, claims));
+    }
     // mlp modes: a layer's gate/up (index 5l + 3) takes its down's bytes too.
-    const bool mlp = mode >= kMlp;
+    const bool mlp = mode >= kMlp && mode < kRing4;
     float4* sum = mlp && mode != kMlpNoRed ? sums : nullptr;
     const int cluster = mode == kMlpC4 || mode == kMlpC4NoRed ? 4 : mode == kMlpC8 ? 8 : 1;
-    int launches = persist ? static_cast<int>(ks.size()) : 0;
+    int launches = persist || ring ? static_cast<int>(ks.size()) : 0;
     long long off = 0;
-    for (size_t i = 0, prev = 0; !persist && i < ks.size(); ++i) {
+    for (size_t i = 0, prev = 0; !persist && !ring && i < ks.size(); ++i) {
       const bool fused = mlp && i + 1 < ks.size() && i % 5 == 3;
       const long long bytes = ks[i].bytes + (fused ? ks[i + 1].bytes : 0);
       Step s{reinterpret_cast<const int4*>(w + off), bytes / 16, i ? ys[prev] : nullptr, ys[i], done,
