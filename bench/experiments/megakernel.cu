@@ -1,0 +1,773 @@
+// Experiment (not part of the build): the whole Qwen3-8B Q8_0 decode step as
+// one persistent kernel with the step's real arithmetic, to measure what
+// handoff.cu's ring-13-dyn2 (session 17: 180 grid barriers hidden behind a
+// shared-memory weight ring with claimed stages) keeps once each phase has
+// to stage its activations, run the attention and write its outputs.
+//
+// One block an SM (cooperative launch), 8 consumer warps and a producer
+// warp. The producer's lane 0 walks the step's phases in order; for each
+// weight phase it claims 2 stages at a time from the phase's counter
+// (atomicAdd) and copies each stage's whole rows into the next slot of an
+// 11-slot ring in shared memory (cp.async.bulk on mbarriers), tagged with
+// the rows; after its last claim it queues an empty stage that ends the
+// phase for this block. It never waits for a grid barrier, only for free
+// slots. The consumers run the phases:
+//   qkv     x = rmsnorm(h) * attn_norm, qkv = W x          (6144 rows)
+//   attn    per KV head (claimed, 8 tasks): the new K/V row into the f16
+//           cache, softmax(q k / sqrt(128)) v for its 4 query heads
+//   out     h += W attn                                    (4096 rows)
+//   gateup  x = rmsnorm(h) * ffn_norm, inter = silu(W_g x) * (W_u x)
+//           (gate and up rows interleaved: 24576 rows)
+//   down    h += W inter                                   (4096 x 12288)
+//   head    x = rmsnorm(h) * out_norm, logits = W x, argmax
+// Between phases a grid barrier (the consumers' thread 0 releases the
+// phase's counter, then spins with ld.acquire for every block). After it,
+// each block stages the phase's input once: read from the L2, normalized,
+// quantized in two int8 levels per 32 columns (kiln's scheme,
+// emit_matvec.cc). A stage's rows are dotted by all 8 warps (each its
+// columns of every row), the warps' sums meet in shared memory, and the
+// last warp to finish a stage writes its rows (the phase's epilogue).
+//
+// Weights: one row = its K int8 values, then K/32 f16 scales (4352 bytes
+// for 4096 columns, 13056 for 12288); a stage holds whole rows (4, 2
+// gate/up pairs, or one down row). A check configuration (2 layers, 4096
+// vocabulary) is compared with a double-precision host reference on fresh
+// random weights, outputs poisoned first; the timed configuration is the 8B
+// (36 layers, 151936 vocabulary) against the probe (chain_timing.h) on the
+// same weights. Usage:
+//   nvcc -std=c++20 -O3 -arch=sm_90 -o megakernel megakernel.cu
+//   ./megakernel [position]   (default 64: the new token's position)
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "bulk_copy.h"
+#include "chain_timing.h"
+
+namespace {
+
+constexpr int kHidden = 4096, kFf = 12288, kHeads = 32, kKvHeads = 8, kHeadDim = 128;
+constexpr int kQkvRows = (kHeads + 2 * kKvHeads) * kHeadDim;  // 6144
+constexpr int kWarps = 8, kConsumers = 32 * kWarps;
+constexpr int kSlots = 11, kSlotBytes = 4 * (kHidden + kHidden / 16);  // 4 rows of 4352 bytes
+constexpr int kBatch = 2;                                              // stages a claim takes
+constexpr int kMaxContext = 1024;
+constexpr int kSplit = 32, kMaxSplits = kMaxContext / kSplit;  // attention positions a task
+constexpr int kMaxPhases = 256;
+constexpr float kEps = 1e-6f;
+
+enum Ablate { kNoMath = 1, kNoStage = 2, kNoAttn = 4 };
+enum Kind { kQkv = 0, kAttn = 1, kOut = 2, kGateUp = 3, kDown = 4, kHead = 5 };
+
+struct Phase {
+  int kind, layer;
+  const char* w;      // rows (nullptr for attn)
+  int rows, cols;     // rows, K
+  int rows_per_stage;
+  const float* norm;  // rmsnorm weight of the input (nullptr: none)
+};
+
+struct Model {
+  const Phase* phases;
+  int n_phases, pos;
+  float* h;          // residual stream [4096]
+  float* qkv;        // [6144]
+  float* attn;       // [4096]
+  float* inter;      // [12288]
+  float* logits;     // [vocab]
+  __half* kcache;    // [layers][kMaxContext][8][128]
+  __half* vcache;
+  unsigned* bar;     // a counter a phase
+  unsigned* claims;  // stages (or attention tasks) claimed, a counter a phase
+  unsigned long long* best;  // argmax key: orderable value << 32 | ~index
+  int ablate;        // kNoMath | kNoStage | kNoAttn: timing runs that leave work out; bits 4 on: stages a claim (0: kBatch)
+  float* partial;    // attention splits: [8][kMaxSplits][4][kHeadDim + 2] (acc, max, sum)
+  unsigned* merged;  // splits done, a counter a layer and KV head
+};
+
+__host__ __device__ inline int RowBytes(int cols) { return cols + cols / 16; }
+
+__device__ inline unsigned long long ArgKey(float v, unsigned index) {
+  const unsigned b = __float_as_uint(v);
+  const unsigned ord = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  return (static_cast<unsigned long long>(ord) << 32) | (0xffffffffu - index);
+}
+
+__device__ inline void ConsumerSync() { asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory"); }
+
+struct Shared {
+  unsigned char ring[kSlots][kSlotBytes];
+  signed char q1[kFf], q2[kFf];  // the staged input, two int8 levels
+  float d[kFf / 32];             // their scale a 32 columns
+  unsigned long long full[kSlots], empty[kSlots];
+  int4 tag[kSlots];              // phase, first row, rows, stage index
+  int end[kMaxPhases];           // the producer's stage count past each phase (INT_MAX: not yet known)
+  float red[kWarps];
+  unsigned long long best;
+  int task, last;
+};
+
+// Stage the phase's input: x (cols floats from the L2), times rmsnorm and its
+// weight when `norm`, in two int8 levels a 32 columns. Consumers only.
+__device__ void StageInput(Shared& sh, const float* x, int cols, const float* norm) {
+  const int t = threadIdx.x, blocks = cols / 32;
+  float v[2][32];
+  float ss = 0.f;
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+    const int b = t + u * kConsumers;
+#pragma unroll
+    for (int i = 0; i < 32; i += 4) {
+      const float4 f = b < blocks ? __ldcg(reinterpret_cast<const float4*>(x + 32 * b + i)) : make_float4(0, 0, 0, 0);
+      v[u][i] = f.x, v[u][i + 1] = f.y, v[u][i + 2] = f.z, v[u][i + 3] = f.w;
+      ss += f.x * f.x + f.y * f.y + f.z * f.z + f.w * f.w;
+    }
+  }
+  float r = 1.f;
+  if (norm != nullptr) {
+    for (int o = 16; o; o /= 2) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    if (t % 32 == 0) sh.red[t / 32] = ss;
+    ConsumerSync();
+    float tot = 0.f;
+    for (int w = 0; w < kWarps; ++w) tot += sh.red[w];
+    r = rsqrtf(tot / cols + kEps);
+  }
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+    const int b = t + u * kConsumers;
+    if (b >= blocks) continue;
+    float amax = 0.f;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      v[u][i] *= norm != nullptr ? r * __ldg(norm + 32 * b + i) : 1.f;
+      amax = fmaxf(amax, fabsf(v[u][i]));
+    }
+    const float d1 = amax / 127.f, inv = d1 > 0.f ? 1.f / d1 : 0.f;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      const float c1 = rintf(v[u][i] * inv);
+      sh.q1[32 * b + i] = static_cast<signed char>(c1);
+      sh.q2[32 * b + i] = static_cast<signed char>(rintf(128.f * (v[u][i] * inv - c1)));
+    }
+    sh.d[b] = d1;
+  }
+  ConsumerSync();
+}
+
+// One test of an mbarrier's phase parity (no retry).
+__device__ inline bool TryWait(unsigned long long* bar, unsigned parity) {
+  unsigned ready = 0;
+  asm volatile("{\n\t.reg .pred P;\n\tmbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\tselp.b32 %0, 1, 0, P;\n\t}"
+               : "=r"(ready)
+               : "r"(SharedAddress(bar)), "r"(parity)
+               : "memory");
+  return ready != 0;
+}
+
+// A slot's tag, stored and loaded whole and never from a register copy.
+__device__ inline void StoreTag(int4* p, int4 v) {
+  asm volatile("st.volatile.shared.v4.s32 [%0], {%1, %2, %3, %4};" ::"r"(SharedAddress(p)), "r"(v.x), "r"(v.y), "r"(v.z),
+               "r"(v.w)
+               : "memory");
+}
+__device__ inline int4 LoadTag(const int4* p) {
+  int4 v;
+  asm volatile("ld.volatile.shared.v4.s32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(SharedAddress(p))
+               : "memory");
+  return v;
+}
+
+__device__ inline int Dot16(int4 w, int4 q, int acc) {
+  acc = __dp4a(w.x, q.x, acc);
+  acc = __dp4a(w.y, q.y, acc);
+  acc = __dp4a(w.z, q.z, acc);
+  return __dp4a(w.w, q.w, acc);
+}
+
+// One stage, by one warp: each lane dots its columns of the stage's rows,
+// the warp sums them, and lane r writes row r (the phase's epilogue).
+__device__ void ConsumeStage(Shared& sh, const Model& m, const Phase& p, int s) {
+  const int4 tag = sh.tag[s];
+  const int row0 = tag.y, rows = tag.z, cols = p.cols, rb = RowBytes(cols), lane = threadIdx.x % 32;
+  const unsigned char* st = sh.ring[s];
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  if (m.ablate & kNoMath) {  // the weights read, nothing computed
+    unsigned x = 0;
+    for (int c = lane; c < rows * rb / 16; c += 32) {
+      const int4 w = reinterpret_cast<const int4*>(st)[c];
+      x ^= w.x ^ w.y ^ w.z ^ w.w;
+    }
+    acc[0] = static_cast<float>(x & 1u);
+  }
+  for (int c = lane; !(m.ablate & kNoMath) && c < cols / 16; c += 32) {
+    const int4 a1 = *reinterpret_cast<const int4*>(sh.q1 + 16 * c);
+    const int4 a2 = *reinterpret_cast<const int4*>(sh.q2 + 16 * c);
+    const float da = sh.d[c / 2];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      if (r >= rows) break;
+      const int4 w = *reinterpret_cast<const int4*>(st + r * rb + 16 * c);
+      const float ws = __half2float(reinterpret_cast<const __half*>(st + r * rb + cols)[c / 2]);
+      const int d1 = Dot16(w, a1, 0), d2 = Dot16(w, a2, 0);
+      acc[r] = fmaf(ws * da, static_cast<float>(d1) + static_cast<float>(d2) * (1.f / 128.f), acc[r]);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+    for (int o = 16; o; o /= 2) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
+  __syncwarp();
+  if (lane == 0) BarrierArrive(&sh.empty[s]);  // the weights are read
+  float y = acc[0];
+#pragma unroll
+  for (int r = 1; r < 4; ++r) y = lane == r ? acc[r] : y;
+  if (p.kind == kQkv) {
+    if (lane < rows) m.qkv[row0 + lane] = y;
+  } else if (p.kind == kOut || p.kind == kDown) {
+    if (lane < rows) m.h[row0 + lane] = __ldcg(m.h + row0 + lane) + y;
+  } else if (p.kind == kGateUp) {
+    const float u = __shfl_down_sync(0xffffffffu, y, 1);
+    if (lane % 2 == 0 && lane + 1 < rows) m.inter[(row0 + lane) / 2] = y / (1.f + __expf(-y)) * u;
+  } else {
+    if (lane < rows) m.logits[row0 + lane] = y;
+    unsigned long long key = lane < rows ? ArgKey(y, row0 + lane) : 0;
+    for (int o = 16; o; o /= 2) key = max(key, __shfl_xor_sync(0xffffffffu, key, o));
+    if (lane == 0) atomicMax(&sh.best, key);
+  }
+}
+
+// Attention task `task` = (KV head g, split j): positions [32 j, 32 j + 32)
+// of the context pos + 1 for g's 4 query heads, 256 threads. Each split
+// writes its (acc, max, sum) partials; the last split of g to finish
+// (an acq_rel counter) merges them into the attention's output. The split
+// holding pos stores the new K/V row and takes it from qkv.
+__device__ void Attention(Shared& sh, const Model& m, int layer, int task, float* scratch) {
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32, pos = m.pos, n = pos + 1;
+  const int splits = (n + kSplit - 1) / kSplit, g = task / splits, j0 = (task % splits) * kSplit;
+  const int cnt = min(kSplit, n - j0);
+  const size_t head = static_cast<size_t>(layer) * kMaxContext * kKvHeads;
+  __half* kc = m.kcache + head * kHeadDim;
+  __half* vc = m.vcache + head * kHeadDim;
+  const float* knew = m.qkv + kHidden + g * kHeadDim;
+  const float* vnew = m.qkv + kHidden + kKvHeads * kHeadDim + g * kHeadDim;
+  auto row = [&](__half* c, int j) { return c + (static_cast<size_t>(j) * kKvHeads + g) * kHeadDim; };
+  // Loads first: this warp's 4 key rows (4 halves a lane), 4 query slices,
+  // and for the value pass (thread t: dim t % 128 of heads t / 128 and
+  // t / 128 + 2) the split's value rows.
+  float k4[4][4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const int jj = j0 + 4 * warp + u;
+    if (jj == pos) {
+      for (int i = 0; i < 4; ++i) k4[u][i] = __half2float(__float2half(__ldcg(knew + 4 * lane + i)));
+    } else if (jj < n) {
+      const uint2 raw = __ldcg(reinterpret_cast<const uint2*>(row(kc, jj) + 4 * lane));
+      const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
+      const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&raw.y));
+      k4[u][0] = a.x, k4[u][1] = a.y, k4[u][2] = b.x, k4[u][3] = b.y;
+    } else {
+      k4[u][0] = k4[u][1] = k4[u][2] = k4[u][3] = 0.f;
+    }
+  }
+  float q[4][4];
+#pragma unroll
+  for (int h = 0; h < 4; ++h)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) q[h][i] = __ldcg(m.qkv + (4 * g + h) * kHeadDim + 4 * lane + i);
+  const int d = t % kHeadDim, h0 = t / kHeadDim;
+  float v[kSplit];
+#pragma unroll
+  for (int u = 0; u < kSplit; ++u) {
+    const int jj = j0 + u;
+    v[u] = jj == pos ? __half2float(__float2half(__ldcg(vnew + d))) : jj < n ? __half2float(__ldcg(row(vc, jj) + d)) : 0.f;
+  }
+  if (pos >= j0 && pos < j0 + kSplit && t < kHeadDim) {  // the new row, for later steps
+    row(kc, pos)[t] = __float2half(__ldcg(knew + t));
+    row(vc, pos)[t] = __float2half(__ldcg(vnew + t));
+  }
+  const float scale = rsqrtf(static_cast<float>(kHeadDim));
+#pragma unroll
+  for (int u = 0; u < 4; ++u)
+#pragma unroll
+    for (int h = 0; h < 4; ++h) {
+      float sc = q[h][0] * k4[u][0] + q[h][1] * k4[u][1] + q[h][2] * k4[u][2] + q[h][3] * k4[u][3];
+      for (int o = 16; o; o /= 2) sc += __shfl_xor_sync(0xffffffffu, sc, o);
+      if (lane == 0) scratch[h * kSplit + 4 * warp + u] = 4 * warp + u < cnt ? sc * scale : -INFINITY;
+    }
+  ConsumerSync();
+  // Thread t: the split's max and sum of its two heads, then p * v.
+  float* part = m.partial + (static_cast<size_t>(g) * kMaxSplits + task % splits) * 4 * (kHeadDim + 2);
+  for (int hh = 0; hh < 2; ++hh) {
+    const int h = h0 + 2 * hh;
+    float mx = -INFINITY;
+    for (int u = 0; u < kSplit; ++u) mx = fmaxf(mx, scratch[h * kSplit + u]);
+    float sum = 0.f, o = 0.f;
+#pragma unroll
+    for (int u = 0; u < kSplit; ++u) {
+      const float e = __expf(scratch[h * kSplit + u] - mx);
+      sum += e;
+      o = fmaf(e, v[u], o);
+    }
+    part[h * (kHeadDim + 2) + d] = o;
+    if (d == 0) part[h * (kHeadDim + 2) + kHeadDim] = mx, part[h * (kHeadDim + 2) + kHeadDim + 1] = sum;
+  }
+  __threadfence();
+  ConsumerSync();
+  if (t == 0) {
+    unsigned old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(m.merged + layer * kKvHeads + g) : "memory");
+    sh.last = old == static_cast<unsigned>(splits - 1);
+  }
+  ConsumerSync();
+  if (sh.last) {  // merge g's splits
+    for (int hh = 0; hh < 2; ++hh) {
+      const int h = h0 + 2 * hh;
+      const float* p0 = m.partial + static_cast<size_t>(g) * kMaxSplits * 4 * (kHeadDim + 2) + h * (kHeadDim + 2);
+      float mx = -INFINITY;
+      for (int sp = 0; sp < splits; ++sp) mx = fmaxf(mx, __ldcg(p0 + sp * 4 * (kHeadDim + 2) + kHeadDim));
+      float sum = 0.f, o = 0.f;
+      for (int sp = 0; sp < splits; ++sp) {
+        const float* ps = p0 + sp * 4 * (kHeadDim + 2);
+        const float e = __expf(__ldcg(ps + kHeadDim) - mx);
+        sum = fmaf(e, __ldcg(ps + kHeadDim + 1), sum);
+        o = fmaf(e, __ldcg(ps + d), o);
+      }
+      m.attn[(4 * g + h) * kHeadDim + d] = o / sum;
+    }
+  }
+  ConsumerSync();  // the scratch and sh.last are free again
+}
+
+__global__ void __launch_bounds__(kConsumers + 32, 1) Step(Model m) {
+  extern __shared__ __align__(128) unsigned char raw[];
+  Shared& sh = *reinterpret_cast<Shared*>(raw);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kSlots; ++s) {
+      BarrierInit(&sh.full[s], 1);
+      BarrierInit(&sh.empty[s], 1);
+    }
+    for (int i = 0; i < kMaxPhases; ++i) sh.end[i] = 0x7fffffff;
+    sh.best = 0;
+    BarrierInitFence();
+  }
+  __syncthreads();
+  if (warp == kWarps) {  // the producer
+    if (lane != 0) return;
+    const int batch = (m.ablate >> 4) != 0 ? (m.ablate >> 4) : kBatch;
+    int k = 0;
+    for (int i = 0; i < m.n_phases; ++i) {
+      const Phase p = m.phases[i];
+      if (p.w != nullptr) {
+        const int rb = RowBytes(p.cols), stages = (p.rows + p.rows_per_stage - 1) / p.rows_per_stage;
+        for (;;) {
+          const int c0 = static_cast<int>(atomicAdd(m.claims + i, batch));
+          if (c0 >= stages) break;
+          for (int c = c0; c < min(c0 + batch, stages); ++c, ++k) {
+            const int row0 = c * p.rows_per_stage, rows = min(p.rows_per_stage, p.rows - row0), s = k % kSlots;
+            const unsigned bytes = static_cast<unsigned>(rows * rb);
+            if (k >= kSlots) BarrierWait(&sh.empty[s], (k / kSlots - 1) & 1);
+            StoreTag(&sh.tag[s], make_int4(i, row0, rows, k));
+            BarrierExpect(&sh.full[s], bytes);
+            BulkCopy(sh.ring[s], p.w + static_cast<size_t>(row0) * rb, bytes, &sh.full[s]);
+          }
+        }
+      }
+      *static_cast<volatile int*>(&sh.end[i]) = k;  // before any stage of phase i + 1
+    }
+    return;
+  }
+  // Consumer warp w takes the block's stages w, w + 8, w + 16, ... in turn.
+  int kw = warp;
+  float* scratch = reinterpret_cast<float*>(sh.q1);  // the attention's scores
+  for (int i = 0; i < m.n_phases; ++i) {
+    const Phase p = m.phases[i];
+    if (i > 0) {  // grid barrier i - 1
+      if (threadIdx.x == 0)
+        while (LoadAcquire(m.bar + i - 1) < gridDim.x) {
+        }
+      ConsumerSync();
+    }
+    if (p.kind == kAttn && !(m.ablate & kNoAttn)) {
+      const int tasks = kKvHeads * ((m.pos + kSplit) / kSplit);
+      for (;;) {
+        if (threadIdx.x == 0) sh.task = static_cast<int>(atomicAdd(m.claims + i, 1u));
+        ConsumerSync();
+        const int task = sh.task;
+        ConsumerSync();
+        if (task >= tasks) break;
+        Attention(sh, m, p.layer, task, scratch);
+      }
+    } else if (p.kind != kAttn && !(m.ablate & kNoStage)) {
+      const float* x = p.kind == kOut ? m.attn : p.kind == kDown ? m.inter : m.h;
+      StageInput(sh, x, p.cols, p.norm);
+    }
+    for (;;) {  // this warp's stages of phase i
+      if (kw >= *static_cast<volatile int*>(&sh.end[i])) break;
+      const int s = kw % kSlots;
+      const unsigned parity = (kw / kSlots) & 1;
+      // Slot s's previous fill (stage kw - 11) is another warp's, so a first
+      // wait may still see the fill before it (same parity); the tag tells
+      // whether the producer armed the slot for stage kw, which it does only
+      // once stage kw - 11 is consumed, and from then on the wait is exact.
+      if (!TryWait(&sh.full[s], parity)) continue;
+      const int4 tag = LoadTag(&sh.tag[s]);
+      if (tag.w != kw || !TryWait(&sh.full[s], parity)) continue;
+      if (tag.x != i) break;  // phase i + 1's: taken after the barrier
+      ConsumeStage(sh, m, p, s);
+      kw += kWarps;
+    }
+    ConsumerSync();
+    if (threadIdx.x == 0) {
+      if (p.kind == kHead && sh.best != 0) atomicMax(m.best, sh.best);
+      __threadfence();
+      asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(m.bar + i) : "memory");
+    }
+  }
+}
+
+// ---- host ----
+
+__host__ __device__ inline uint32_t Hash(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return static_cast<uint32_t>(x);
+}
+__host__ __device__ inline float Uniform(uint64_t seed, uint64_t i) {
+  return (Hash(seed * 0x9e3779b97f4a7c15ULL + i) >> 8) * (1.f / 16777216.f);
+}
+
+// Random Q8_0 rows: int8 in [-127, 127], f16 scales around 1 / (127 sqrt(cols)).
+__global__ void FillRows(unsigned char* w, long long rows, int cols, uint64_t seed) {
+  const int rb = RowBytes(cols);
+  const long long n = rows * cols, step = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n; i += step)
+    w[(i / cols) * rb + i % cols] = static_cast<unsigned char>(static_cast<int>(Uniform(seed, i) * 255.f) - 127);
+  const int per = cols / 32;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < rows * per; i += step)
+    reinterpret_cast<__half*>(w + (i / per) * rb + cols)[i % per] =
+        __float2half((0.5f + Uniform(seed + 1, i)) / (127.f * sqrtf(static_cast<float>(cols))));
+}
+
+// Random f16 values in [-1, 1).
+__global__ void FillHalf(__half* v, long long n, uint64_t seed) {
+  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n; i += step)
+    v[i] = __float2half(2.f * Uniform(seed, i) - 1.f);
+}
+
+double RowDot(const unsigned char* row, int cols, const std::vector<double>& x) {
+  const __half* sc = reinterpret_cast<const __half*>(row + cols);
+  double s = 0;
+  for (int b = 0; b < cols / 32; ++b) {
+    double t = 0;
+    for (int i = 0; i < 32; ++i) t += static_cast<signed char>(row[32 * b + i]) * x[32 * b + i];
+    s += t * __half2float(sc[b]);
+  }
+  return s;
+}
+
+std::vector<double> RmsNorm(const std::vector<double>& h, const std::vector<float>& w) {
+  double ss = 0;
+  for (double v : h) ss += v * v;
+  const double r = 1.0 / std::sqrt(ss / h.size() + kEps);
+  std::vector<double> x(h.size());
+  for (size_t i = 0; i < h.size(); ++i) x[i] = h[i] * r * w[i];
+  return x;
+}
+
+struct Weights {  // host copies (check configuration only) and device buffers
+  std::vector<std::vector<unsigned char>> qkv, out, gateup, down;
+  std::vector<unsigned char> head;
+  std::vector<std::vector<float>> attn_norm, ffn_norm;
+  std::vector<float> out_norm;
+};
+
+std::vector<float> RandomNorm(uint64_t seed) {
+  std::vector<float> w(kHidden);
+  for (int i = 0; i < kHidden; ++i) w[i] = 0.8f + 0.4f * Uniform(seed, i);
+  return w;
+}
+
+struct Run {
+  int layers, vocab, pos;
+  bool keep_host;  // host copies for the reference
+};
+
+template <typename T>
+T* Upload(const std::vector<T>& v) {
+  T* d = nullptr;
+  CHECK(cudaMalloc(&d, v.size() * sizeof(T)));
+  CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int pos = argc > 1 ? std::atoi(argv[1]) : 64;
+  std::vector<int> ablations;  // the timed runs: argv[2..], each a kNoMath | kNoStage | kNoAttn mask (default 0)
+  for (int a = 2; a < argc; ++a) ablations.push_back(std::atoi(argv[a]));
+  if (ablations.empty()) ablations.push_back(0);
+  if (pos < 1 || pos >= kMaxContext) {
+    std::fprintf(stderr, "position must be in [1, %d)\n", kMaxContext);
+    return 2;
+  }
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  const size_t shared = sizeof(Shared);
+  CHECK(cudaFuncSetAttribute(Step, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Step, kConsumers + 32, shared));
+  std::printf("%s, %d SMs; %zu bytes of shared memory a block, %d block(s) an SM\n", prop.name, sms, shared, per_sm);
+  if (per_sm < 1) return 1;
+  cudaStream_t st;
+  CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  StreamTimer timer(st);
+
+  for (const Run run : {Run{2, 4096, pos, true}, Run{36, 151936, pos, false}}) {
+    const uint64_t seed = 1000 + run.layers;
+    // Weights, rows, per layer and the head; norms.
+    std::vector<Phase> phases;
+    std::vector<void*> owned;
+    Weights host;
+    size_t bytes = 0;
+    // Rows filled on the device (and copied back for the reference).
+    auto rows_dev = [&](uint64_t s, int rows, int cols, std::vector<unsigned char>* keep) {
+      const size_t size = static_cast<size_t>(rows) * RowBytes(cols);
+      unsigned char* d = nullptr;
+      CHECK(cudaMalloc(&d, size));
+      FillRows<<<4 * sms, 256>>>(d, rows, cols, s);
+      CHECK(cudaGetLastError());
+      owned.push_back(d);
+      bytes += size;
+      if (keep != nullptr) {
+        keep->resize(size);
+        CHECK(cudaMemcpy(keep->data(), d, size, cudaMemcpyDeviceToHost));
+      }
+      return reinterpret_cast<const char*>(d);
+    };
+    auto keep_rows = [&](std::vector<std::vector<unsigned char>>& v) {
+      if (!run.keep_host) return static_cast<std::vector<unsigned char>*>(nullptr);
+      v.emplace_back();
+      return &v.back();
+    };
+    auto norm_dev = [&](uint64_t s, std::vector<std::vector<float>>* keep) {
+      std::vector<float> w = RandomNorm(s);
+      float* d = Upload(w);
+      owned.push_back(d);
+      if (keep != nullptr) keep->push_back(std::move(w));
+      return d;
+    };
+    for (int l = 0; l < run.layers; ++l) {
+      const uint64_t s = seed * 100 + l * 10;
+      const float* an = norm_dev(s, run.keep_host ? &host.attn_norm : nullptr);
+      const float* fn = norm_dev(s + 1, run.keep_host ? &host.ffn_norm : nullptr);
+      const char* wq = rows_dev(s + 2, kQkvRows, kHidden, keep_rows(host.qkv));
+      const char* wo = rows_dev(s + 4, kHidden, kHidden, keep_rows(host.out));
+      const char* wg = rows_dev(s + 6, 2 * kFf, kHidden, keep_rows(host.gateup));
+      const char* wd = rows_dev(s + 8, kHidden, kFf, keep_rows(host.down));
+      phases.push_back({kQkv, l, wq, kQkvRows, kHidden, 4, an});
+      phases.push_back({kAttn, l, nullptr, 0, 0, 0, nullptr});
+      phases.push_back({kOut, l, wo, kHidden, kHidden, 4, nullptr});
+      phases.push_back({kGateUp, l, wg, 2 * kFf, kHidden, 4, fn});
+      phases.push_back({kDown, l, wd, kHidden, kFf, 1, nullptr});
+    }
+    {
+      std::vector<float> on = RandomNorm(seed * 100 + 99);
+      float* d = Upload(on);
+      owned.push_back(d);
+      const char* wd = rows_dev(seed * 100 + 98, run.vocab, kHidden, run.keep_host ? &host.head : nullptr);
+      phases.push_back({kHead, run.layers, wd, run.vocab, kHidden, 4, d});
+      if (run.keep_host) host.out_norm = std::move(on);
+    }
+    // State: h0, the caches' rows before pos.
+    std::vector<float> h0(kHidden);
+    for (int i = 0; i < kHidden; ++i) h0[i] = 2.f * Uniform(seed + 7, i) - 1.f;
+    const size_t cache_n = static_cast<size_t>(run.layers) * kMaxContext * kKvHeads * kHeadDim;
+    std::vector<__half> kc(run.keep_host ? cache_n : 0), vc(run.keep_host ? cache_n : 0);
+    const int n = static_cast<int>(phases.size());
+    if (n > kMaxPhases) {
+      std::fprintf(stderr, "%d phases, at most %d\n", n, kMaxPhases);
+      return 2;
+    }
+    Model m{};
+    m.phases = Upload(phases);
+    m.n_phases = n;
+    m.pos = run.pos;
+    const float* h0_d = Upload(h0);
+    CHECK(cudaMalloc(&m.h, kHidden * sizeof(float)));
+    CHECK(cudaMalloc(&m.qkv, kQkvRows * sizeof(float)));
+    CHECK(cudaMalloc(&m.attn, kHidden * sizeof(float)));
+    CHECK(cudaMalloc(&m.inter, kFf * sizeof(float)));
+    CHECK(cudaMalloc(&m.logits, run.vocab * sizeof(float)));
+    CHECK(cudaMalloc(&m.kcache, cache_n * sizeof(__half)));
+    CHECK(cudaMalloc(&m.vcache, cache_n * sizeof(__half)));
+    FillHalf<<<4 * sms, 256>>>(m.kcache, static_cast<long long>(cache_n), seed + 8);
+    FillHalf<<<4 * sms, 256>>>(m.vcache, static_cast<long long>(cache_n), seed + 9);
+    CHECK(cudaDeviceSynchronize());
+    if (run.keep_host) {
+      CHECK(cudaMemcpy(kc.data(), m.kcache, cache_n * sizeof(__half), cudaMemcpyDeviceToHost));
+      CHECK(cudaMemcpy(vc.data(), m.vcache, cache_n * sizeof(__half), cudaMemcpyDeviceToHost));
+    }
+    CHECK(cudaMalloc(&m.bar, n * sizeof(unsigned)));
+    CHECK(cudaMalloc(&m.claims, n * sizeof(unsigned)));
+    CHECK(cudaMalloc(&m.best, sizeof(unsigned long long)));
+    CHECK(cudaMalloc(&m.partial, static_cast<size_t>(kKvHeads) * kMaxSplits * 4 * (kHeadDim + 2) * sizeof(float)));
+    CHECK(cudaMalloc(&m.merged, static_cast<size_t>(run.layers) * kKvHeads * sizeof(unsigned)));
+    // Outputs poisoned (NaN) before the run.
+    CHECK(cudaMemset(m.logits, 0xff, run.vocab * sizeof(float)));
+    CHECK(cudaMemset(m.attn, 0xff, kHidden * sizeof(float)));
+    CHECK(cudaMemset(m.inter, 0xff, kFf * sizeof(float)));
+    CHECK(cudaMemset(m.qkv, 0xff, kQkvRows * sizeof(float)));
+
+    cudaGraph_t g;
+    CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    CHECK(cudaMemcpyAsync(m.h, h0_d, kHidden * sizeof(float), cudaMemcpyDeviceToDevice, st));
+    CHECK(cudaMemsetAsync(m.bar, 0, n * sizeof(unsigned), st));
+    CHECK(cudaMemsetAsync(m.claims, 0, n * sizeof(unsigned), st));
+    CHECK(cudaMemsetAsync(m.best, 0, sizeof(unsigned long long), st));
+    CHECK(cudaMemsetAsync(m.merged, 0, static_cast<size_t>(run.layers) * kKvHeads * sizeof(unsigned), st));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(sms);
+    cfg.blockDim = dim3(kConsumers + 32);
+    cfg.dynamicSmemBytes = shared;
+    cfg.stream = st;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeCooperative;
+    attr[0].val.cooperative = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    CHECK(cudaLaunchKernelEx(&cfg, Step, m));
+    CHECK(cudaStreamEndCapture(st, &g));
+    cudaGraphExec_t ge;
+    CHECK(cudaGraphInstantiate(&ge, g, 0));
+    CHECK(cudaGraphLaunch(ge, st));
+    CHECK(cudaStreamSynchronize(st));
+
+    std::vector<float> logits(run.vocab), h(kHidden);
+    unsigned long long best = 0;
+    CHECK(cudaMemcpy(logits.data(), m.logits, run.vocab * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(h.data(), m.h, kHidden * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(&best, m.best, sizeof(best), cudaMemcpyDeviceToHost));
+    const unsigned argmax = 0xffffffffu - static_cast<unsigned>(best & 0xffffffffu);
+    std::printf("\n%d layers, vocabulary %d, position %d: %zu phases, %.3f GB of weights\n", run.layers, run.vocab,
+                run.pos, phases.size(), bytes / 1e9);
+
+    if (run.keep_host) {  // the double-precision reference
+      std::vector<double> hr(h0.begin(), h0.end());
+      for (int l = 0; l < run.layers; ++l) {
+        std::vector<double> x = RmsNorm(hr, host.attn_norm[l]), qkv(kQkvRows);
+        for (int r = 0; r < kQkvRows; ++r) qkv[r] = RowDot(host.qkv[l].data() + static_cast<size_t>(r) * RowBytes(kHidden), kHidden, x);
+        std::vector<double> att(kHidden);
+        const size_t base = static_cast<size_t>(l) * kMaxContext * kKvHeads * kHeadDim;
+        for (int g = 0; g < kKvHeads; ++g) {
+          auto kv = [&](const std::vector<__half>& c, int off, int j, int d) {
+            if (j == run.pos) return static_cast<double>(__half2float(__float2half(static_cast<float>(qkv[off + g * kHeadDim + d]))));
+            return static_cast<double>(__half2float(c[base + (static_cast<size_t>(j) * kKvHeads + g) * kHeadDim + d]));
+          };
+          for (int hq = 0; hq < 4; ++hq) {
+            std::vector<double> sc(run.pos + 1);
+            double mx = -1e300, sum = 0;
+            for (int j = 0; j <= run.pos; ++j) {
+              double s = 0;
+              for (int d = 0; d < kHeadDim; ++d) s += qkv[(4 * g + hq) * kHeadDim + d] * kv(kc, kHidden, j, d);
+              sc[j] = s / std::sqrt(static_cast<double>(kHeadDim));
+              mx = std::max(mx, sc[j]);
+            }
+            for (double& s : sc) sum += (s = std::exp(s - mx));
+            for (int d = 0; d < kHeadDim; ++d) {
+              double o = 0;
+              for (int j = 0; j <= run.pos; ++j) o += sc[j] / sum * kv(vc, kHidden + kKvHeads * kHeadDim, j, d);
+              att[(4 * g + hq) * kHeadDim + d] = o;
+            }
+          }
+        }
+        for (int r = 0; r < kHidden; ++r) hr[r] += RowDot(host.out[l].data() + static_cast<size_t>(r) * RowBytes(kHidden), kHidden, att);
+        x = RmsNorm(hr, host.ffn_norm[l]);
+        std::vector<double> inter(kFf);
+        for (int j = 0; j < kFf; ++j) {
+          const double gv = RowDot(host.gateup[l].data() + static_cast<size_t>(2 * j) * RowBytes(kHidden), kHidden, x);
+          const double uv = RowDot(host.gateup[l].data() + static_cast<size_t>(2 * j + 1) * RowBytes(kHidden), kHidden, x);
+          inter[j] = gv / (1.0 + std::exp(-gv)) * uv;
+        }
+        for (int r = 0; r < kHidden; ++r) hr[r] += RowDot(host.down[l].data() + static_cast<size_t>(r) * RowBytes(kFf), kFf, inter);
+      }
+      const std::vector<double> x = RmsNorm(hr, host.out_norm);
+      double err = 0, mag = 0, herr = 0, hmag = 0;
+      unsigned ref_arg = 0;
+      std::vector<double> ref(run.vocab);
+      for (int r = 0; r < run.vocab; ++r) {
+        ref[r] = RowDot(host.head.data() + static_cast<size_t>(r) * RowBytes(kHidden), kHidden, x);
+        if (ref[r] > ref[ref_arg]) ref_arg = r;
+        err = std::max(err, std::fabs(logits[r] - ref[r]));  // NaN (a poisoned value left) fails below
+        if (!(std::fabs(logits[r] - ref[r]) <= 1e30)) err = INFINITY;
+        mag = std::max(mag, std::fabs(ref[r]));
+      }
+      for (int i = 0; i < kHidden; ++i) {
+        herr = std::max(herr, std::fabs(h[i] - hr[i]));
+        if (!(std::fabs(h[i] - hr[i]) <= 1e30)) herr = INFINITY;
+        hmag = std::max(hmag, std::fabs(hr[i]));
+      }
+      const bool ok = err <= 2e-3 * mag && herr <= 2e-3 * hmag && argmax == ref_arg;
+      std::printf("check: logits max error %.2e of max |logit| %.3f (%.1e), h %.1e relative, argmax %u (reference %u): %s\n",
+                  err, mag, err / mag, herr / hmag, argmax, ref_arg, ok ? "ok" : "FAILED");
+      if (!ok) return 1;
+    } else {
+      // The probe on the same weights (its first 4 GiB), then the step.
+      unsigned* sink = nullptr;
+      CHECK(cudaMalloc(&sink, sizeof(unsigned)));
+      // The probe reads the head's rows (the largest allocation).
+      const char* probe_base = phases.back().w;
+      const long long probe_bytes = static_cast<long long>(run.vocab) * RowBytes(kHidden) / 16 * 16;
+      const float probe_ms = timer.MedianMs([&] { LaunchProbe(st, probe_base, probe_bytes, sink); }, 21);
+      const double probe_gbs = probe_bytes / (probe_ms * 1e6);
+      for (int ab : ablations) {
+        if (ab != m.ablate) {  // the graph's kernel node takes the new parameters
+          m.ablate = ab;
+          cudaGraphNode_t nodes[8];
+          size_t count = 8;
+          CHECK(cudaGraphGetNodes(g, nodes, &count));
+          for (size_t j = 0; j < count; ++j) {
+            cudaGraphNodeType type;
+            CHECK(cudaGraphNodeGetType(nodes[j], &type));
+            if (type != cudaGraphNodeTypeKernel) continue;
+            cudaKernelNodeParams kp;
+            CHECK(cudaGraphKernelNodeGetParams(nodes[j], &kp));
+            void* args[1] = {&m};
+            kp.kernelParams = args;
+            CHECK(cudaGraphExecKernelNodeSetParams(ge, nodes[j], &kp));
+          }
+        }
+        const float step_ms = timer.MedianMs([&] { CHECK(cudaGraphLaunch(ge, st)); }, 51);
+        CHECK(cudaStreamSynchronize(st));
+        unsigned long long best2 = 0;
+        CHECK(cudaMemcpy(&best2, m.best, sizeof(best2), cudaMemcpyDeviceToHost));
+        std::printf("probe %.1f GB/s (%lld MB in %.3f ms); ablate %d: step %.3f ms, %.1f GB/s, %.1f %% of the probe (the bytes at its rate: %.3f ms); argmax %u, %s\n",
+                    probe_gbs, probe_bytes >> 20, probe_ms, ab, step_ms, bytes / (step_ms * 1e6),
+                    100.0 * bytes / (step_ms * 1e6) / probe_gbs, bytes / (probe_gbs * 1e6), argmax,
+                    ab != 0 ? "(ablated)" : best2 == best ? "the same across runs" : "DIFFERENT across runs");
+      }
+      CHECK(cudaFree(sink));
+    }
+    CHECK(cudaGraphExecDestroy(ge));
+    CHECK(cudaGraphDestroy(g));
+    for (void* p : owned) CHECK(cudaFree(p));
+    for (void* p : {static_cast<void*>(const_cast<Phase*>(m.phases)), static_cast<void*>(const_cast<float*>(h0_d)),
+                    static_cast<void*>(m.h), static_cast<void*>(m.qkv), static_cast<void*>(m.attn),
+                    static_cast<void*>(m.inter), static_cast<void*>(m.logits), static_cast<void*>(m.kcache),
+                    static_cast<void*>(m.vcache), static_cast<void*>(m.bar), static_cast<void*>(m.claims),
+                    static_cast<void*>(m.best), static_cast<void*>(m.partial), static_cast<void*>(m.merged)})
+      CHECK(cudaFree(p));
+  }
+  return 0;
+}
