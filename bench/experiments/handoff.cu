@@ -65,6 +65,10 @@
 //   ring-6-32k ring with 6 stages of 32 KB (192 KB)
 //   ring-13-dynB  ring-13 with each phase's stages claimed B at a time from
 //              a counter (atomicAdd) instead of fixed shares
+//   pdl-dyn    pdl-late with each kernel's bytes claimed 32 KB at a time from
+//              its counter instead of fixed shares (one wave of blocks; the
+//              first claim and its loads before the dependency, each next
+//              claim in flight while the block uses the chunk it has)
 // The probe is one kernel reading 4 GiB. The recorded runs (bench/RESULTS.md,
 // session 10) predate moving the shared helpers into chain_timing.h; what
 // runs on the GPU is unchanged. Build and run (the mode names to run as
@@ -82,8 +86,8 @@
 #include "bulk_copy.h"
 #include "chain_timing.h"
 
-enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8, kMlpC4 = 9, kMlpC8 = 10, kMlpC4NoRed = 11, kMlpSpread = 12, kMlpStore = 13, kMlpRot = 14, kMlpRot132 = 15, kRing4 = 16, kRing8 = 17, kRing13 = 18, kRing13Dp4a = 19, kRing13Free = 20, kRing6Big = 21, kRing13Dyn4 = 22, kRing13Dyn2 = 23 };
-const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored", "mlp-c4", "mlp-c8", "mlp-c4-nored", "mlp-spread", "mlp-store", "mlp-rot", "mlp-rot-132", "ring-4", "ring-8", "ring-13", "ring-13-dp4a", "ring-13-free", "ring-6-32k", "ring-13-dyn4", "ring-13-dyn2"};
+enum Mode { kPdlLate = 0, kPdlEarly = 1, kSpin = 2, kPlain = 3, kPersist = 4, kPersistLate = 5, kPersistSleep = 6, kMlp = 7, kMlpNoRed = 8, kMlpC4 = 9, kMlpC8 = 10, kMlpC4NoRed = 11, kMlpSpread = 12, kMlpStore = 13, kMlpRot = 14, kMlpRot132 = 15, kRing4 = 16, kRing8 = 17, kRing13 = 18, kRing13Dp4a = 19, kRing13Free = 20, kRing6Big = 21, kRing13Dyn4 = 22, kRing13Dyn2 = 23, kPdlDyn = 24 };
+const char* kModeNames[] = {"pdl-late", "pdl-early", "spin", "plain", "persist", "persist-late", "persist-sleep", "mlp", "mlp-nored", "mlp-c4", "mlp-c8", "mlp-c4-nored", "mlp-spread", "mlp-store", "mlp-rot", "mlp-rot-132", "ring-4", "ring-8", "ring-13", "ring-13-dp4a", "ring-13-free", "ring-6-32k", "ring-13-dyn4", "ring-13-dyn2", "pdl-dyn"};
 
 struct Step {
   const int4* w;
@@ -169,6 +173,41 @@ __global__ void __launch_bounds__(kThreads) Read(Step s) {
     __syncthreads();
     if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(s.done + s.idx) : "memory");
   }
+}
+
+// pdl-dyn: kernel s's bytes in chunks of kChunk16 words, claimed from its
+// counter s.done[s.idx] by thread 0 (the next claim in flight while the block XORs the
+// chunk it has).
+constexpr int kChunk16 = kThreads * kEarly;
+
+__global__ void __launch_bounds__(kThreads) ReadDyn(Step s) {
+  unsigned* claim = s.done + s.idx;
+  __shared__ long long next[2];
+  const long long chunks = (s.n16 + kChunk16 - 1) / kChunk16;
+  if (threadIdx.x == 0) next[0] = atomicAdd(claim, 1u);
+  __syncthreads();
+  long long c = next[0];
+  int4 v[kEarly];
+  auto load = [&](long long chunk) {
+    for (int u = 0; u < kEarly; ++u) {
+      const long long j = chunk * kChunk16 + threadIdx.x + (long long)u * kThreads;
+      v[u] = chunk < chunks && j < s.n16 ? __ldg(s.w + j) : make_int4(0, 0, 0, 0);
+    }
+  };
+  load(c);
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const float x = s.x != nullptr ? s.x[threadIdx.x % 8] : 0.0f;
+  unsigned acc = 0;
+  for (int buf = 1; c < chunks; buf ^= 1) {
+    if (threadIdx.x == 0) next[buf] = atomicAdd(claim, 1u);
+    for (int u = 0; u < kEarly; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    __syncthreads();
+    c = next[buf];
+    load(c);
+  }
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  for (int o = 16; o > 0; o /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
+  if (threadIdx.x == 0) s.y[blockIdx.x] = x + (float)(acc & 1u);
 }
 
 // persist: phase i reads n16 words from word off16 on its first `blocks`
@@ -448,7 +487,7 @@ int main(int argc, char** argv) {
                                static_cast<const Phase*>(phases_d), static_cast<int>(ks.size()), ys_all, done,
                                mode != kPersistLate, mode == kPersistSleep));
     }
-    const bool ring = mode >= kRing4;
+    const bool ring = mode >= kRing4 && mode <= kRing13Dyn2;
     if (ring) {
       CHECK(cudaMemsetAsync(done, 0, ks.size() * sizeof(unsigned), st));
       size_t shared = 0;
@@ -470,6 +509,8 @@ int main(int argc, char** argv) {
     }
     // mlp modes: a layer's gate/up (index 5l + 3) takes its down's bytes too.
     const bool mlp = mode >= kMlp && mode < kRing4;
+    const bool dyn = mode == kPdlDyn;
+    if (dyn) CHECK(cudaMemsetAsync(done, 0, ks.size() * sizeof(unsigned), st));
     float4* sum = mlp && mode != kMlpNoRed ? sums : nullptr;
     const int cluster = mode == kMlpC4 || mode == kMlpC4NoRed ? 4 : mode == kMlpC8 ? 8 : 1;
     int launches = persist || ring ? static_cast<int>(ks.size()) : 0;
@@ -482,8 +523,11 @@ int main(int argc, char** argv) {
              fused ? sum : nullptr, cluster};
       off += (ks[i].bytes + 15) / 16 * 16 + (fused ? (ks[i + 1].bytes + 15) / 16 * 16 : 0);
       const int blocks = fused && mode == kMlpRot132 ? sms : ks[i].blocks;
-      LaunchPdl(st, dim3(blocks), kThreads, mode != kPlain, Read, s, fused ? cluster : 1,
-                fused && cluster > 1 ? 1024 * sizeof(float4) : 0);
+      if (dyn)
+        LaunchPdl(st, dim3(ks[i].blocks), kThreads, true, ReadDyn, s);
+      else
+        LaunchPdl(st, dim3(blocks), kThreads, mode != kPlain, Read, s, fused ? cluster : 1,
+                  fused && cluster > 1 ? 1024 * sizeof(float4) : 0);
       prev = i;
       i += fused ? 1 : 0;
       ++launches;

@@ -39,7 +39,9 @@
 //   ./megakernel [position]   (default 64: the new token's position)
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -59,7 +61,8 @@ constexpr int kSplit = 32, kMaxSplits = kMaxContext / kSplit;  // attention posi
 constexpr int kMaxPhases = 256;
 constexpr float kEps = 1e-6f;
 
-enum Ablate { kNoMath = 1, kNoStage = 2, kNoAttn = 4 };
+enum Ablate { kNoMath = 1, kNoStage = 2, kNoAttn = 4, kPrefetch = 8 };
+constexpr int kAhead = 8;  // kPrefetch: claimed stages asked of the L2 before they have a slot
 enum Kind { kQkv = 0, kAttn = 1, kOut = 2, kGateUp = 3, kDown = 4, kHead = 5 };
 
 struct Phase {
@@ -73,7 +76,9 @@ struct Phase {
 struct Model {
   const Phase* phases;
   int n_phases, pos;
-  float* h;          // residual stream [4096]
+  float* res[2];     // the residual stream, two buffers: a staging reads one and writes the other
+  float* ao;         // the output projection's rows [4096] (added by the next staging)
+  float* dn;         // the down projection's rows [4096]
   float* qkv;        // [6144]
   float* attn;       // [4096]
   float* inter;      // [12288]
@@ -81,12 +86,25 @@ struct Model {
   __half* kcache;    // [layers][kMaxContext][8][128]
   __half* vcache;
   unsigned* bar;     // a counter a phase
-  unsigned* claims;  // stages (or attention tasks) claimed, a counter a phase
+  unsigned* claims;  // stages claimed, a counter a phase
   unsigned long long* best;  // argmax key: orderable value << 32 | ~index
-  int ablate;        // kNoMath | kNoStage | kNoAttn: timing runs that leave work out; bits 4 on: stages a claim (0: kBatch)
+  int ablate;        // kNoMath | kNoStage | kNoAttn | kPrefetch: timing runs that leave work out or add it;
+                     // bits 4-7: stages a claim (0: kBatch); bits 8-11: stages in flight at most (0: no limit)
   float* partial;    // attention splits: [8][kMaxSplits][4][kHeadDim + 2] (acc, max, sum)
   unsigned* merged;  // splits done, a counter a layer and KV head
+  unsigned long long* trace;  // null, or [phase][block][kTrace] %globaltimer ns: barrier passed, input staged,
+                              // stages consumed (the consumers), the phase's claims done (the producer),
+                              // the staging's loads back, the staging's last barrier reached (thread 0)
 };
+
+constexpr int kTrace = 6;
+
+__device__ inline void Trace(const Model& m, int i, int what) {
+  if (m.trace == nullptr) return;
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  m.trace[(static_cast<size_t>(i) * gridDim.x + blockIdx.x) * kTrace + what] = t;
+}
 
 __host__ __device__ inline int RowBytes(int cols) { return cols + cols / 16; }
 
@@ -105,55 +123,83 @@ struct Shared {
   unsigned long long full[kSlots], empty[kSlots];
   int4 tag[kSlots];              // phase, first row, rows, stage index
   int end[kMaxPhases];           // the producer's stage count past each phase (INT_MAX: not yet known)
-  float red[kWarps];
+  float ss[2];                   // the staged input's sum of squares (phase parity)
   unsigned long long best;
-  int task, last;
+  int last;
 };
 
-// Stage the phase's input: x (cols floats from the L2), times rmsnorm and its
-// weight when `norm`, in two int8 levels a 32 columns. Consumers only.
-__device__ void StageInput(Shared& sh, const float* x, int cols, const float* norm) {
+// Stage phase i's input: x + delta (the residual and the last projection's
+// rows; delta may be null), written to `out` by the block that owns each 32
+// columns when out is not null, times the rmsnorm weight when `norm` (the
+// rmsnorm factor itself is applied to the rows' sums: sum W (x w r) =
+// r sum W (x w)), in two int8 levels a 32 columns. Consumers only; one
+// sync. A thread takes 32-column blocks t and t + 256; delta and norm come
+// only with 4096 columns (one block a thread). Every load is issued before
+// any store (call 10: loads after a possibly aliasing store each waited
+// their own L2 round trip).
+__device__ void StageInput(Shared& sh, const Model& m, int i, const float* __restrict__ x, const float* __restrict__ delta,
+                           float* __restrict__ out, int cols, const float* __restrict__ norm) {
   const int t = threadIdx.x, blocks = cols / 32;
-  float v[2][32];
+  if (t == 0) sh.ss[(i + 1) & 1] = 0.f;  // the next phase's (its last use ended at barrier i - 1)
+  float v[2][32], e[32], w[32];
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+    const int b = t + u * kConsumers;
+#pragma unroll
+    for (int j = 0; j < 32; j += 4) {
+      const float4 f = b < blocks ? __ldcg(reinterpret_cast<const float4*>(x + 32 * b + j)) : make_float4(0, 0, 0, 0);
+      v[u][j] = f.x, v[u][j + 1] = f.y, v[u][j + 2] = f.z, v[u][j + 3] = f.w;
+    }
+  }
+  const bool one = t < blocks && (delta != nullptr || norm != nullptr);
+#pragma unroll
+  for (int j = 0; j < 32; j += 4) {
+    const float4 f = one && delta != nullptr ? __ldcg(reinterpret_cast<const float4*>(delta + 32 * t + j)) : make_float4(0, 0, 0, 0);
+    const float4 g = one && norm != nullptr ? __ldg(reinterpret_cast<const float4*>(norm + 32 * t + j)) : make_float4(1, 1, 1, 1);
+    e[j] = f.x, e[j + 1] = f.y, e[j + 2] = f.z, e[j + 3] = f.w;
+    w[j] = g.x, w[j + 1] = g.y, w[j + 2] = g.z, w[j + 3] = g.w;
+  }
   float ss = 0.f;
 #pragma unroll
   for (int u = 0; u < 2; ++u) {
     const int b = t + u * kConsumers;
-#pragma unroll
-    for (int i = 0; i < 32; i += 4) {
-      const float4 f = b < blocks ? __ldcg(reinterpret_cast<const float4*>(x + 32 * b + i)) : make_float4(0, 0, 0, 0);
-      v[u][i] = f.x, v[u][i + 1] = f.y, v[u][i + 2] = f.z, v[u][i + 3] = f.w;
-      ss += f.x * f.x + f.y * f.y + f.z * f.z + f.w * f.w;
-    }
-  }
-  float r = 1.f;
-  if (norm != nullptr) {
-    for (int o = 16; o; o /= 2) ss += __shfl_xor_sync(0xffffffffu, ss, o);
-    if (t % 32 == 0) sh.red[t / 32] = ss;
-    ConsumerSync();
-    float tot = 0.f;
-    for (int w = 0; w < kWarps; ++w) tot += sh.red[w];
-    r = rsqrtf(tot / cols + kEps);
-  }
-#pragma unroll
-  for (int u = 0; u < 2; ++u) {
-    const int b = t + u * kConsumers;
-    if (b >= blocks) continue;
+    if (b >= blocks) break;
     float amax = 0.f;
 #pragma unroll
-    for (int i = 0; i < 32; ++i) {
-      v[u][i] *= norm != nullptr ? r * __ldg(norm + 32 * b + i) : 1.f;
-      amax = fmaxf(amax, fabsf(v[u][i]));
+    for (int j = 0; j < 32; ++j) {
+      if (u == 0) v[0][j] += e[j];
+      ss = fmaf(v[u][j], v[u][j], ss);
     }
+    if (out != nullptr && u == 0 && b % gridDim.x == blockIdx.x)
+#pragma unroll
+      for (int j = 0; j < 32; j += 4)
+        *reinterpret_cast<float4*>(out + 32 * b + j) = make_float4(v[0][j], v[0][j + 1], v[0][j + 2], v[0][j + 3]);
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+      if (u == 0) v[0][j] *= w[j];
+      amax = fmaxf(amax, fabsf(v[u][j]));
+    }
+    if (t == 0 && u == 0) Trace(m, i, 4);  // its loads are back
     const float d1 = amax / 127.f, inv = d1 > 0.f ? 1.f / d1 : 0.f;
 #pragma unroll
-    for (int i = 0; i < 32; ++i) {
-      const float c1 = rintf(v[u][i] * inv);
-      sh.q1[32 * b + i] = static_cast<signed char>(c1);
-      sh.q2[32 * b + i] = static_cast<signed char>(rintf(128.f * (v[u][i] * inv - c1)));
+    for (int j = 0; j < 32; j += 4) {
+      int c1[4], c2[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float r = rintf(v[u][j + q] * inv);
+        c1[q] = static_cast<int>(r) & 255;
+        c2[q] = static_cast<int>(rintf(128.f * (v[u][j + q] * inv - r))) & 255;
+      }
+      *reinterpret_cast<int*>(sh.q1 + 32 * b + j) = c1[0] | c1[1] << 8 | c1[2] << 16 | c1[3] << 24;
+      *reinterpret_cast<int*>(sh.q2 + 32 * b + j) = c2[0] | c2[1] << 8 | c2[2] << 16 | c2[3] << 24;
     }
     sh.d[b] = d1;
   }
+  if (norm != nullptr) {
+    for (int o = 16; o; o /= 2) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    if (t % 32 == 0) atomicAdd(&sh.ss[i & 1], ss);
+  }
+  if (t == 0) Trace(m, i, 5);
   ConsumerSync();
 }
 
@@ -189,9 +235,11 @@ __device__ inline int Dot16(int4 w, int4 q, int acc) {
   return __dp4a(w.w, q.w, acc);
 }
 
-// One stage, by one warp: each lane dots its columns of the stage's rows,
-// the warp sums them, and lane r writes row r (the phase's epilogue).
-__device__ void ConsumeStage(Shared& sh, const Model& m, const Phase& p, int s) {
+// One stage (slot s) of phase i, by one warp: each lane dots its columns of
+// the stage's rows, the warp sums them, releases the slot, and lane r
+// writes row r (stores only: the projections' rows reach the residual
+// through the next staging).
+__device__ void ConsumeStage(Shared& sh, const Model& m, const Phase& p, int i, int s) {
   const int4 tag = sh.tag[s];
   const int row0 = tag.y, rows = tag.z, cols = p.cols, rb = RowBytes(cols), lane = threadIdx.x % 32;
   const unsigned char* st = sh.ring[s];
@@ -217,18 +265,22 @@ __device__ void ConsumeStage(Shared& sh, const Model& m, const Phase& p, int s) 
       acc[r] = fmaf(ws * da, static_cast<float>(d1) + static_cast<float>(d2) * (1.f / 128.f), acc[r]);
     }
   }
+  __syncwarp();
+  if (lane == 0) BarrierArrive(&sh.empty[s]);  // the slot is read
 #pragma unroll
   for (int r = 0; r < 4; ++r)
     for (int o = 16; o; o /= 2) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
-  __syncwarp();
-  if (lane == 0) BarrierArrive(&sh.empty[s]);  // the weights are read
+  const float r_norm = p.norm != nullptr ? rsqrtf(sh.ss[i & 1] / cols + kEps) : 1.f;
   float y = acc[0];
 #pragma unroll
   for (int r = 1; r < 4; ++r) y = lane == r ? acc[r] : y;
+  y *= r_norm;
   if (p.kind == kQkv) {
     if (lane < rows) m.qkv[row0 + lane] = y;
-  } else if (p.kind == kOut || p.kind == kDown) {
-    if (lane < rows) m.h[row0 + lane] = __ldcg(m.h + row0 + lane) + y;
+  } else if (p.kind == kOut) {
+    if (lane < rows) m.ao[row0 + lane] = y;
+  } else if (p.kind == kDown) {
+    if (lane < rows) m.dn[row0 + lane] = y;
   } else if (p.kind == kGateUp) {
     const float u = __shfl_down_sync(0xffffffffu, y, 1);
     if (lane % 2 == 0 && lane + 1 < rows) m.inter[(row0 + lane) / 2] = y / (1.f + __expf(-y)) * u;
@@ -323,18 +375,28 @@ __device__ void Attention(Shared& sh, const Model& m, int layer, int task, float
     sh.last = old == static_cast<unsigned>(splits - 1);
   }
   ConsumerSync();
-  if (sh.last) {  // merge g's splits
+  if (sh.last) {  // merge g's splits in one pass (online max), 4 splits' loads at a time
     for (int hh = 0; hh < 2; ++hh) {
       const int h = h0 + 2 * hh;
       const float* p0 = m.partial + static_cast<size_t>(g) * kMaxSplits * 4 * (kHeadDim + 2) + h * (kHeadDim + 2);
-      float mx = -INFINITY;
-      for (int sp = 0; sp < splits; ++sp) mx = fmaxf(mx, __ldcg(p0 + sp * 4 * (kHeadDim + 2) + kHeadDim));
-      float sum = 0.f, o = 0.f;
-      for (int sp = 0; sp < splits; ++sp) {
-        const float* ps = p0 + sp * 4 * (kHeadDim + 2);
-        const float e = __expf(__ldcg(ps + kHeadDim) - mx);
-        sum = fmaf(e, __ldcg(ps + kHeadDim + 1), sum);
-        o = fmaf(e, __ldcg(ps + d), o);
+      float mx = -INFINITY, sum = 0.f, o = 0.f;
+      for (int sp0 = 0; sp0 < splits; sp0 += 4) {
+        float ms[4], ls[4], os[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const float* ps = p0 + min(sp0 + u, splits - 1) * 4 * (kHeadDim + 2);
+          ms[u] = sp0 + u < splits ? __ldcg(ps + kHeadDim) : -INFINITY;
+          ls[u] = __ldcg(ps + kHeadDim + 1);
+          os[u] = __ldcg(ps + d);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          if (ms[u] == -INFINITY) continue;
+          const float nm = fmaxf(mx, ms[u]), a = __expf(mx - nm), c = __expf(ms[u] - nm);
+          sum = sum * a + ls[u] * c;
+          o = o * a + os[u] * c;
+          mx = nm;
+        }
       }
       m.attn[(4 * g + h) * kHeadDim + d] = o / sum;
     }
@@ -352,37 +414,87 @@ __global__ void __launch_bounds__(kConsumers + 32, 1) Step(Model m) {
       BarrierInit(&sh.empty[s], 1);
     }
     for (int i = 0; i < kMaxPhases; ++i) sh.end[i] = 0x7fffffff;
+    sh.ss[0] = sh.ss[1] = 0.f;
     sh.best = 0;
     BarrierInitFence();
   }
   __syncthreads();
   if (warp == kWarps) {  // the producer
     if (lane != 0) return;
-    const int batch = (m.ablate >> 4) != 0 ? (m.ablate >> 4) : kBatch;
+    const int batch = ((m.ablate >> 4) & 15) != 0 ? ((m.ablate >> 4) & 15) : kBatch;
+    const int flight = (m.ablate >> 8) & 15;  // stages in flight at most (0: any free slot)
     int k = 0;
-    for (int i = 0; i < m.n_phases; ++i) {
-      const Phase p = m.phases[i];
-      if (p.w != nullptr) {
-        const int rb = RowBytes(p.cols), stages = (p.rows + p.rows_per_stage - 1) / p.rows_per_stage;
+    // The copy of claimed stage c of phase i into the next slot.
+    auto push = [&](int i, int c) {
+      const Phase& p = m.phases[i];
+      const int rb = RowBytes(p.cols), row0 = c * p.rows_per_stage, rows = min(p.rows_per_stage, p.rows - row0);
+      const int s = k % kSlots;
+      const unsigned bytes = static_cast<unsigned>(rows * rb);
+      if (k >= kSlots) BarrierWait(&sh.empty[s], (k / kSlots - 1) & 1);
+      // Stage k - flight landed first: the copies in flight are what the
+      // DRAM needs, not more (a deeper queue only delays every L2 access).
+      if (flight > 0 && k >= flight) BarrierWait(&sh.full[(k - flight) % kSlots], ((k - flight) / kSlots) & 1);
+      StoreTag(&sh.tag[s], make_int4(i, row0, rows, k));
+      BarrierExpect(&sh.full[s], bytes);
+      BulkCopy(sh.ring[s], p.w + static_cast<size_t>(row0) * rb, bytes, &sh.full[s]);
+      ++k;
+    };
+    auto stages_of = [&](int i) {
+      const Phase& p = m.phases[i];
+      return p.w == nullptr ? 0 : (p.rows + p.rows_per_stage - 1) / p.rows_per_stage;
+    };
+    if (!(m.ablate & kPrefetch)) {
+      for (int i = 0; i < m.n_phases; ++i) {
+        const int stages = stages_of(i);
         for (;;) {
-          const int c0 = static_cast<int>(atomicAdd(m.claims + i, batch));
+          const int c0 = stages == 0 ? 0 : static_cast<int>(atomicAdd(m.claims + i, batch));
           if (c0 >= stages) break;
-          for (int c = c0; c < min(c0 + batch, stages); ++c, ++k) {
-            const int row0 = c * p.rows_per_stage, rows = min(p.rows_per_stage, p.rows - row0), s = k % kSlots;
-            const unsigned bytes = static_cast<unsigned>(rows * rb);
-            if (k >= kSlots) BarrierWait(&sh.empty[s], (k / kSlots - 1) & 1);
-            StoreTag(&sh.tag[s], make_int4(i, row0, rows, k));
-            BarrierExpect(&sh.full[s], bytes);
-            BulkCopy(sh.ring[s], p.w + static_cast<size_t>(row0) * rb, bytes, &sh.full[s]);
-          }
+          for (int c = c0; c < min(c0 + batch, stages); ++c) push(i, c);
+        }
+        *static_cast<volatile int*>(&sh.end[i]) = k;  // before any stage of phase i + 1
+        Trace(m, i, 3);
+      }
+      return;
+    }
+    // kPrefetch: claims run kAhead stages ahead of the copies, each claimed
+    // stage asked of the L2 at once; a queue entry is (phase, stage), stage
+    // -1 the phase's end.
+    constexpr int kQueue = kAhead + 8;
+    int qp[kQueue], qc[kQueue], head = 0, size = 0, pi = 0;
+    while (pi < m.n_phases || size > 0) {
+      while (pi < m.n_phases && size < kAhead) {
+        const int stages = stages_of(pi);
+        const int c0 = stages == 0 ? 0 : static_cast<int>(atomicAdd(m.claims + pi, batch));
+        if (c0 >= stages) {
+          qp[(head + size) % kQueue] = pi, qc[(head + size) % kQueue] = -1, ++size, ++pi;
+          continue;
+        }
+        const Phase& p = m.phases[pi];
+        const int rb = RowBytes(p.cols);
+        for (int c = c0; c < min(c0 + batch, stages); ++c) {
+          const int row0 = c * p.rows_per_stage, rows = min(p.rows_per_stage, p.rows - row0);
+          asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p.w + static_cast<size_t>(row0) * rb),
+                       "r"(rows * rb)
+                       : "memory");
+          qp[(head + size) % kQueue] = pi, qc[(head + size) % kQueue] = c, ++size;
         }
       }
-      *static_cast<volatile int*>(&sh.end[i]) = k;  // before any stage of phase i + 1
+      const int i = qp[head], c = qc[head];
+      head = (head + 1) % kQueue, --size;
+      if (c < 0)
+        *static_cast<volatile int*>(&sh.end[i]) = k;
+      else
+        push(i, c);
     }
     return;
   }
+  unsigned long long c_start = 0, g_start = 0;  // block 0's SM clock against the global timer (traced runs)
+  if (m.trace != nullptr && threadIdx.x == 0) {
+    c_start = clock64();
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_start));
+  }
   // Consumer warp w takes the block's stages w, w + 8, w + 16, ... in turn.
-  int kw = warp;
+  int kw = warp, cur = 0;  // cur: the residual buffer the next norm staging reads
   float* scratch = reinterpret_cast<float*>(sh.q1);  // the attention's scores
   for (int i = 0; i < m.n_phases; ++i) {
     const Phase p = m.phases[i];
@@ -392,20 +504,23 @@ __global__ void __launch_bounds__(kConsumers + 32, 1) Step(Model m) {
         }
       ConsumerSync();
     }
-    if (p.kind == kAttn && !(m.ablate & kNoAttn)) {
+    if (threadIdx.x == 0) Trace(m, i, 0);
+    if (p.kind == kAttn) {
       const int tasks = kKvHeads * ((m.pos + kSplit) / kSplit);
-      for (;;) {
-        if (threadIdx.x == 0) sh.task = static_cast<int>(atomicAdd(m.claims + i, 1u));
-        ConsumerSync();
-        const int task = sh.task;
-        ConsumerSync();
-        if (task >= tasks) break;
+      for (int task = blockIdx.x; !(m.ablate & kNoAttn) && task < tasks; task += gridDim.x)
         Attention(sh, m, p.layer, task, scratch);
+    } else if (!(m.ablate & kNoStage)) {
+      if (p.kind == kOut) {
+        StageInput(sh, m, i, m.attn, nullptr, nullptr, p.cols, nullptr);
+      } else if (p.kind == kDown) {
+        StageInput(sh, m, i, m.inter, nullptr, nullptr, p.cols, nullptr);
+      } else {  // qkv, gate/up, head: the residual plus the last projection's rows, normalized
+        const float* delta = p.kind == kGateUp ? m.ao : p.layer > 0 ? m.dn : nullptr;
+        StageInput(sh, m, i, m.res[cur], delta, m.res[cur ^ 1], p.cols, p.norm);
+        cur ^= 1;
       }
-    } else if (p.kind != kAttn && !(m.ablate & kNoStage)) {
-      const float* x = p.kind == kOut ? m.attn : p.kind == kDown ? m.inter : m.h;
-      StageInput(sh, x, p.cols, p.norm);
     }
+    if (threadIdx.x == 0) Trace(m, i, 1);
     for (;;) {  // this warp's stages of phase i
       if (kw >= *static_cast<volatile int*>(&sh.end[i])) break;
       const int s = kw % kSlots;
@@ -418,15 +533,22 @@ __global__ void __launch_bounds__(kConsumers + 32, 1) Step(Model m) {
       const int4 tag = LoadTag(&sh.tag[s]);
       if (tag.w != kw || !TryWait(&sh.full[s], parity)) continue;
       if (tag.x != i) break;  // phase i + 1's: taken after the barrier
-      ConsumeStage(sh, m, p, s);
+      ConsumeStage(sh, m, p, i, s);
       kw += kWarps;
     }
     ConsumerSync();
     if (threadIdx.x == 0) {
+      Trace(m, i, 2);
       if (p.kind == kHead && sh.best != 0) atomicMax(m.best, sh.best);
       __threadfence();
       asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(m.bar + i) : "memory");
     }
+  }
+  if (m.trace != nullptr && threadIdx.x == 0) {  // after the phases' entries: cycles, then ns
+    unsigned long long g_end;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_end));
+    m.trace[(static_cast<size_t>(m.n_phases) * gridDim.x + blockIdx.x) * kTrace] = clock64() - c_start;
+    m.trace[(static_cast<size_t>(m.n_phases) * gridDim.x + blockIdx.x) * kTrace + 1] = g_end - g_start;
   }
 }
 
@@ -507,6 +629,78 @@ T* Upload(const std::vector<T>& v) {
   CHECK(cudaMalloc(&d, v.size() * sizeof(T)));
   CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
   return d;
+}
+
+// One more run of the step with every block's phase times recorded, and
+// where they go, per phase kind (medians over blocks, summed over phases).
+void TraceRun(cudaGraphExec_t ge, cudaGraph_t g, Model m, const std::vector<Phase>& phases, int sms, cudaStream_t st,
+              int ablate) {
+  const size_t n = (phases.size() + 1) * sms * kTrace;
+  CHECK(cudaMalloc(&m.trace, n * sizeof(unsigned long long)));
+  m.ablate = ablate;
+  cudaGraphNode_t nodes[8];
+  size_t count = 8;
+  CHECK(cudaGraphGetNodes(g, nodes, &count));
+  for (size_t j = 0; j < count; ++j) {
+    cudaGraphNodeType type;
+    CHECK(cudaGraphNodeGetType(nodes[j], &type));
+    if (type != cudaGraphNodeTypeKernel) continue;
+    cudaKernelNodeParams kp;
+    CHECK(cudaGraphKernelNodeGetParams(nodes[j], &kp));
+    void* args[1] = {&m};
+    kp.kernelParams = args;
+    CHECK(cudaGraphExecKernelNodeSetParams(ge, nodes[j], &kp));
+  }
+  for (int r = 0; r < 3; ++r) CHECK(cudaGraphLaunch(ge, st));
+  CHECK(cudaStreamSynchronize(st));
+  std::vector<unsigned long long> t(n);
+  CHECK(cudaMemcpy(t.data(), m.trace, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+  CHECK(cudaFree(m.trace));
+  auto at = [&](size_t i, int b, int what) { return static_cast<double>(t[(i * sms + b) * kTrace + what]); };
+  std::printf("SM clock over the step (block 0): %.0f MHz\n", at(phases.size(), 0, 0) / at(phases.size(), 0, 1) * 1e3);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const char* names[] = {"qkv", "attn", "out", "gateup", "down", "head"};
+  double sum[6][7] = {}, count_kind[6] = {};
+  const double t0 = at(0, 0, 0);
+  double end = 0;
+  for (size_t i = 0; i < phases.size(); ++i) {
+    std::vector<double> stage, consume, lead, loads, work;
+    double last_done = 0, first_pass = 1e300;
+    for (int b = 0; b < sms; ++b) {
+      stage.push_back(at(i, b, 1) - at(i, b, 0));
+      consume.push_back(at(i, b, 2) - at(i, b, 1));
+      lead.push_back(at(i, b, 0) - at(i, b, 3));  // > 0: the producer had claimed all of it before the barrier
+      loads.push_back(at(i, b, 4) - at(i, b, 0));
+      work.push_back(at(i, b, 5) - at(i, b, 4));
+      last_done = std::max(last_done, at(i, b, 2));
+      first_pass = std::min(first_pass, at(i, b, 0));
+    }
+    double next_pass = last_done;
+    if (i + 1 < phases.size()) {
+      std::vector<double> pass;
+      for (int b = 0; b < sms; ++b) pass.push_back(at(i + 1, b, 0));
+      next_pass = median(pass);
+    }
+    end = std::max(end, last_done);
+    const int kind = phases[i].kind;
+    sum[kind][0] += median(stage);
+    sum[kind][1] += median(consume);
+    sum[kind][2] += last_done - first_pass - median(stage) - median(consume);  // the slowest block's extra
+    sum[kind][3] += next_pass - last_done;                                       // the barrier
+    sum[kind][4] += median(lead);
+    if (kind != kAttn) sum[kind][5] += median(loads), sum[kind][6] += median(work);
+    count_kind[kind] += 1;
+  }
+  std::printf("trace, ablate %d (one step, %.3f ms from the first barrier pass to the last phase's end): µs summed over the "
+              "phases of a kind (median block)\n%-7s %6s %10s %10s %10s %10s %16s %14s %14s\n",
+              ablate, (end - t0) * 1e-6, "kind", "phases", "staging", "stages", "skew", "barrier", "producer lead/ph", "staging loads", "then to sync");
+  for (int k = 0; k < 6; ++k)
+    std::printf("%-7s %6.0f %10.1f %10.1f %10.1f %10.1f %16.2f %14.1f %14.1f\n", names[k], count_kind[k],
+                sum[k][0] * 1e-3, sum[k][1] * 1e-3, sum[k][2] * 1e-3, sum[k][3] * 1e-3,
+                sum[k][4] * 1e-3 / std::max(1.0, count_kind[k]), sum[k][5] * 1e-3, sum[k][6] * 1e-3);
 }
 
 }  // namespace
@@ -605,7 +799,9 @@ int main(int argc, char** argv) {
     m.n_phases = n;
     m.pos = run.pos;
     const float* h0_d = Upload(h0);
-    CHECK(cudaMalloc(&m.h, kHidden * sizeof(float)));
+    for (float*& r : m.res) CHECK(cudaMalloc(&r, kHidden * sizeof(float)));
+    CHECK(cudaMalloc(&m.ao, kHidden * sizeof(float)));
+    CHECK(cudaMalloc(&m.dn, kHidden * sizeof(float)));
     CHECK(cudaMalloc(&m.qkv, kQkvRows * sizeof(float)));
     CHECK(cudaMalloc(&m.attn, kHidden * sizeof(float)));
     CHECK(cudaMalloc(&m.inter, kFf * sizeof(float)));
@@ -629,10 +825,13 @@ int main(int argc, char** argv) {
     CHECK(cudaMemset(m.attn, 0xff, kHidden * sizeof(float)));
     CHECK(cudaMemset(m.inter, 0xff, kFf * sizeof(float)));
     CHECK(cudaMemset(m.qkv, 0xff, kQkvRows * sizeof(float)));
+    CHECK(cudaMemset(m.res[1], 0xff, kHidden * sizeof(float)));
+    CHECK(cudaMemset(m.ao, 0xff, kHidden * sizeof(float)));
+    CHECK(cudaMemset(m.dn, 0xff, kHidden * sizeof(float)));
 
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    CHECK(cudaMemcpyAsync(m.h, h0_d, kHidden * sizeof(float), cudaMemcpyDeviceToDevice, st));
+    CHECK(cudaMemcpyAsync(m.res[0], h0_d, kHidden * sizeof(float), cudaMemcpyDeviceToDevice, st));
     CHECK(cudaMemsetAsync(m.bar, 0, n * sizeof(unsigned), st));
     CHECK(cudaMemsetAsync(m.claims, 0, n * sizeof(unsigned), st));
     CHECK(cudaMemsetAsync(m.best, 0, sizeof(unsigned long long), st));
@@ -657,7 +856,8 @@ int main(int argc, char** argv) {
     std::vector<float> logits(run.vocab), h(kHidden);
     unsigned long long best = 0;
     CHECK(cudaMemcpy(logits.data(), m.logits, run.vocab * sizeof(float), cudaMemcpyDeviceToHost));
-    CHECK(cudaMemcpy(h.data(), m.h, kHidden * sizeof(float), cudaMemcpyDeviceToHost));
+    // The head's staging (the 2 L + 1-th) wrote the final residual to res[1].
+    CHECK(cudaMemcpy(h.data(), m.res[1], kHidden * sizeof(float), cudaMemcpyDeviceToHost));
     CHECK(cudaMemcpy(&best, m.best, sizeof(best), cudaMemcpyDeviceToHost));
     const unsigned argmax = 0xffffffffu - static_cast<unsigned>(best & 0xffffffffu);
     std::printf("\n%d layers, vocabulary %d, position %d: %zu phases, %.3f GB of weights\n", run.layers, run.vocab,
@@ -755,15 +955,18 @@ int main(int argc, char** argv) {
         std::printf("probe %.1f GB/s (%lld MB in %.3f ms); ablate %d: step %.3f ms, %.1f GB/s, %.1f %% of the probe (the bytes at its rate: %.3f ms); argmax %u, %s\n",
                     probe_gbs, probe_bytes >> 20, probe_ms, ab, step_ms, bytes / (step_ms * 1e6),
                     100.0 * bytes / (step_ms * 1e6) / probe_gbs, bytes / (probe_gbs * 1e6), argmax,
-                    ab != 0 ? "(ablated)" : best2 == best ? "the same across runs" : "DIFFERENT across runs");
+                    (ab & 7) != 0 ? "(ablated)" : best2 == best ? "the same across runs" : "DIFFERENT across runs");
       }
       CHECK(cudaFree(sink));
+      if (std::getenv("MK_TRACE") != nullptr)  // every timed setting again, traced
+        for (int ab : ablations) TraceRun(ge, g, m, phases, sms, st, ab);
     }
     CHECK(cudaGraphExecDestroy(ge));
     CHECK(cudaGraphDestroy(g));
     for (void* p : owned) CHECK(cudaFree(p));
     for (void* p : {static_cast<void*>(const_cast<Phase*>(m.phases)), static_cast<void*>(const_cast<float*>(h0_d)),
-                    static_cast<void*>(m.h), static_cast<void*>(m.qkv), static_cast<void*>(m.attn),
+                    static_cast<void*>(m.res[0]), static_cast<void*>(m.res[1]), static_cast<void*>(m.ao),
+                    static_cast<void*>(m.dn), static_cast<void*>(m.qkv), static_cast<void*>(m.attn),
                     static_cast<void*>(m.inter), static_cast<void*>(m.logits), static_cast<void*>(m.kcache),
                     static_cast<void*>(m.vcache), static_cast<void*>(m.bar), static_cast<void*>(m.claims),
                     static_cast<void*>(m.best), static_cast<void*>(m.partial), static_cast<void*>(m.merged)})
