@@ -3,7 +3,7 @@
 // ring, the read kernels' main loop and the probe's kernel, an acquire load
 // and the vector reductions, a launch with programmatic stream serialization
 // (as kiln's runtime launches its decode kernels, and the probe's launch
-// through it), and the modes named on the command line.
+// through it), a cooperative launch, and the modes named on the command line.
 #ifndef KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 #define KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 
@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #define CHECK(x)                                                                                  \
@@ -142,6 +143,24 @@ void LaunchPdl(cudaStream_t stream, dim3 grid, int threads, bool pdl, Kernel ker
   cfg.attrs = attr;
   cfg.numAttrs = cluster > 1 ? 2 : 1;
   CHECK(cudaLaunchKernelEx(&cfg, kernel, arg));
+}
+
+// kernel<<<blocks, threads, shared, stream>>>(args...) as a cooperative
+// launch (every block resident at once, or the launch fails).
+template <typename... KernelArgs, typename... Args>
+void LaunchCooperative(cudaStream_t stream, int blocks, int threads, size_t shared, void (*kernel)(KernelArgs...),
+                       Args&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = shared;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;
+  attr[0].val.cooperative = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 
 // The probe's kernel over `span` bytes from `base`, one full wave of

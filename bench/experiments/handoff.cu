@@ -474,18 +474,9 @@ int main(int argc, char** argv) {
     const bool persist = mode == kPersist || mode == kPersistLate || mode == kPersistSleep;
     if (persist) {
       CHECK(cudaMemsetAsync(done, 0, ks.size() * sizeof(unsigned), st));
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(wide);
-      cfg.blockDim = dim3(kThreads);
-      cfg.stream = st;
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeCooperative;
-      attr[0].val.cooperative = 1;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
-      CHECK(cudaLaunchKernelEx(&cfg, Persist, reinterpret_cast<const int4*>(w),
-                               static_cast<const Phase*>(phases_d), static_cast<int>(ks.size()), ys_all, done,
-                               mode != kPersistLate, mode == kPersistSleep));
+      LaunchCooperative(st, wide, kThreads, 0, Persist, reinterpret_cast<const int4*>(w),
+                        static_cast<const Phase*>(phases_d), static_cast<int>(ks.size()), ys_all, done,
+                        mode != kPersistLate, mode == kPersistSleep);
     }
     const bool ring = mode >= kRing4 && mode <= kRing13Dyn2;
     if (ring) {
@@ -493,19 +484,9 @@ int main(int argc, char** argv) {
       size_t shared = 0;
       const RingKernel kernel = PickRing(mode, &shared);
       CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(sms);
-      cfg.blockDim = dim3(kRingThreads + 32);
-      cfg.dynamicSmemBytes = shared;
-      cfg.stream = st;
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeCooperative;
-      attr[0].val.cooperative = 1;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
       CHECK(cudaMemsetAsync(claims, 0, ks.size() * sizeof(unsigned), st));
-      CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const char*>(w), static_cast<const Phase*>(phases_d),
-                               static_cast<int>(ks.size()), ys_all, done, claims));
+      LaunchCooperative(st, sms, kRingThreads + 32, shared, kernel, static_cast<const char*>(w),
+                        static_cast<const Phase*>(phases_d), static_cast<int>(ks.size()), ys_all, done, claims);
     }
     // mlp modes: a layer's gate/up (index 5l + 3) takes its down's bytes too.
     const bool mlp = mode >= kMlp && mode < kRing4;

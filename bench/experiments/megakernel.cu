@@ -631,13 +631,8 @@ T* Upload(const std::vector<T>& v) {
   return d;
 }
 
-// One more run of the step with every block's phase times recorded, and
-// where they go, per phase kind (medians over blocks, summed over phases).
-void TraceRun(cudaGraphExec_t ge, cudaGraph_t g, Model m, const std::vector<Phase>& phases, int sms, cudaStream_t st,
-              int ablate) {
-  const size_t n = (phases.size() + 1) * sms * kTrace;
-  CHECK(cudaMalloc(&m.trace, n * sizeof(unsigned long long)));
-  m.ablate = ablate;
+// The instantiated graph's kernel node (the step) takes m as its argument.
+void SetStepArgs(cudaGraphExec_t ge, cudaGraph_t g, Model m) {
   cudaGraphNode_t nodes[8];
   size_t count = 8;
   CHECK(cudaGraphGetNodes(g, nodes, &count));
@@ -651,6 +646,16 @@ void TraceRun(cudaGraphExec_t ge, cudaGraph_t g, Model m, const std::vector<Phas
     kp.kernelParams = args;
     CHECK(cudaGraphExecKernelNodeSetParams(ge, nodes[j], &kp));
   }
+}
+
+// One more run of the step with every block's phase times recorded, and
+// where they go, per phase kind (medians over blocks, summed over phases).
+void TraceRun(cudaGraphExec_t ge, cudaGraph_t g, Model m, const std::vector<Phase>& phases, int sms, cudaStream_t st,
+              int ablate) {
+  const size_t n = (phases.size() + 1) * sms * kTrace;
+  CHECK(cudaMalloc(&m.trace, n * sizeof(unsigned long long)));
+  m.ablate = ablate;
+  SetStepArgs(ge, g, m);
   for (int r = 0; r < 3; ++r) CHECK(cudaGraphLaunch(ge, st));
   CHECK(cudaStreamSynchronize(st));
   std::vector<unsigned long long> t(n);
@@ -836,17 +841,7 @@ int main(int argc, char** argv) {
     CHECK(cudaMemsetAsync(m.claims, 0, n * sizeof(unsigned), st));
     CHECK(cudaMemsetAsync(m.best, 0, sizeof(unsigned long long), st));
     CHECK(cudaMemsetAsync(m.merged, 0, static_cast<size_t>(run.layers) * kKvHeads * sizeof(unsigned), st));
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(sms);
-    cfg.blockDim = dim3(kConsumers + 32);
-    cfg.dynamicSmemBytes = shared;
-    cfg.stream = st;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    CHECK(cudaLaunchKernelEx(&cfg, Step, m));
+    LaunchCooperative(st, sms, kConsumers + 32, shared, Step, m);
     CHECK(cudaStreamEndCapture(st, &g));
     cudaGraphExec_t ge;
     CHECK(cudaGraphInstantiate(&ge, g, 0));
@@ -932,21 +927,9 @@ int main(int argc, char** argv) {
       const float probe_ms = timer.MedianMs([&] { LaunchProbe(st, probe_base, probe_bytes, sink); }, 21);
       const double probe_gbs = probe_bytes / (probe_ms * 1e6);
       for (int ab : ablations) {
-        if (ab != m.ablate) {  // the graph's kernel node takes the new parameters
+        if (ab != m.ablate) {
           m.ablate = ab;
-          cudaGraphNode_t nodes[8];
-          size_t count = 8;
-          CHECK(cudaGraphGetNodes(g, nodes, &count));
-          for (size_t j = 0; j < count; ++j) {
-            cudaGraphNodeType type;
-            CHECK(cudaGraphNodeGetType(nodes[j], &type));
-            if (type != cudaGraphNodeTypeKernel) continue;
-            cudaKernelNodeParams kp;
-            CHECK(cudaGraphKernelNodeGetParams(nodes[j], &kp));
-            void* args[1] = {&m};
-            kp.kernelParams = args;
-            CHECK(cudaGraphExecKernelNodeSetParams(ge, nodes[j], &kp));
-          }
+          SetStepArgs(ge, g, m);
         }
         const float step_ms = timer.MedianMs([&] { CHECK(cudaGraphLaunch(ge, st)); }, 51);
         CHECK(cudaStreamSynchronize(st));
