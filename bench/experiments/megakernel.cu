@@ -9,24 +9,28 @@
 // weight phase it claims 2 stages at a time from the phase's counter
 // (atomicAdd) and copies each stage's whole rows into the next slot of an
 // 11-slot ring in shared memory (cp.async.bulk on mbarriers), tagged with
-// the rows; after its last claim it queues an empty stage that ends the
-// phase for this block. It never waits for a grid barrier, only for free
-// slots. The consumers run the phases:
+// the phase, the rows and the stage's index; after its last claim it
+// publishes how many stages the block got so far (the phase's end). It
+// never waits for a grid barrier, only for free slots. The consumers run
+// the phases:
 //   qkv     x = rmsnorm(h) * attn_norm, qkv = W x          (6144 rows)
-//   attn    per KV head (claimed, 8 tasks): the new K/V row into the f16
-//           cache, softmax(q k / sqrt(128)) v for its 4 query heads
-//   out     h += W attn                                    (4096 rows)
-//   gateup  x = rmsnorm(h) * ffn_norm, inter = silu(W_g x) * (W_u x)
+//   attn    tasks (KV head, 32 positions) by block index: the new K/V row
+//           into the f16 cache, softmax(q k / sqrt(128)) v partials for the
+//           head's 4 query heads; the head's last split merges them
+//   out     ao = W attn                                    (4096 rows)
+//   gateup  x = rmsnorm(h + ao) * ffn_norm, inter = silu(W_g x) * (W_u x)
 //           (gate and up rows interleaved: 24576 rows)
-//   down    h += W inter                                   (4096 x 12288)
-//   head    x = rmsnorm(h) * out_norm, logits = W x, argmax
+//   down    dn = W inter                                   (4096 x 12288)
+//   head    x = rmsnorm(h + dn) * out_norm, logits = W x, argmax
 // Between phases a grid barrier (the consumers' thread 0 releases the
 // phase's counter, then spins with ld.acquire for every block). After it,
-// each block stages the phase's input once: read from the L2, normalized,
+// each block stages the phase's input once: read from the L2 (the residual
+// plus the last projection's rows, written back to the residual's other
+// buffer by the block that owns each 32 columns), times the norm weight,
 // quantized in two int8 levels per 32 columns (kiln's scheme,
-// emit_matvec.cc). A stage's rows are dotted by all 8 warps (each its
-// columns of every row), the warps' sums meet in shared memory, and the
-// last warp to finish a stage writes its rows (the phase's epilogue).
+// emit_matvec.cc); the rmsnorm factor scales the rows' sums. Consumer warp
+// w takes the block's stages w, w + 8, ...: it dots its stage's rows,
+// releases the slot, sums across its lanes and stores the rows.
 //
 // Weights: one row = its K int8 values, then K/32 f16 scales (4352 bytes
 // for 4096 columns, 13056 for 12288); a stage holds whole rows (4, 2
@@ -36,7 +40,14 @@
 // (36 layers, 151936 vocabulary) against the probe (chain_timing.h) on the
 // same weights. Usage:
 //   nvcc -std=c++20 -O3 -arch=sm_90 -o megakernel megakernel.cu
-//   ./megakernel [position]   (default 64: the new token's position)
+//   [MK_TRACE=1] ./megakernel [position [setting ...]]
+// position: the new token's (default 64); each setting times the step once
+// (default 0), a mask of kNoMath (1), kNoStage (2), kNoAttn (4) (work left
+// out: wrong results), kPrefetch (8: the L2 asked for stages 8 claims
+// ahead), bits 4-7 the stages a claim, bits 8-11 the most stages in flight
+// an SM. MK_TRACE=1 then traces one step at each setting (phase times per
+// kind, bench/RESULTS.md session 17). The recorded calls 4-15 ran the
+// binary of the commit that added their script.
 #include <cuda_fp16.h>
 
 #include <algorithm>
