@@ -46,8 +46,8 @@
 // out: wrong results), kPrefetch (8: the L2 asked for stages 8 claims
 // ahead), bits 4-7 the stages a claim, bits 8-11 the most stages in flight
 // an SM. MK_TRACE=1 then traces one step at each setting (phase times per
-// kind, bench/RESULTS.md session 17). The recorded calls 4-15 ran the
-// binary of the commit that added their script.
+// kind, bench/RESULTS.md session 17). Each recorded call (4-15) ran the
+// source as it stood then; its script's comment says what had changed.
 #include <cuda_fp16.h>
 
 #include <algorithm>
