@@ -45,9 +45,10 @@
 // (default 0), a mask of kNoMath (1), kNoStage (2), kNoAttn (4) (work left
 // out: wrong results), kPrefetch (8: the L2 asked for stages 8 claims
 // ahead), bits 4-7 the stages a claim, bits 8-11 the most stages in flight
-// an SM. MK_TRACE=1 then traces one step at each setting (phase times per
-// kind, bench/RESULTS.md session 17). Each recorded call (4-15) ran the
-// source as it stood then; its script's comment says what had changed.
+// an SM, kEvictFirst (4096: the weight copies marked first out of the L2).
+// MK_TRACE=1 then traces one step at each setting (phase times per kind,
+// bench/RESULTS.md session 17). Each recorded call (4-17) ran the source as
+// it stood then; its script's comment says what had changed.
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -72,7 +73,7 @@ constexpr int kSplit = 32, kMaxSplits = kMaxContext / kSplit;  // attention posi
 constexpr int kMaxPhases = 256;
 constexpr float kEps = 1e-6f;
 
-enum Ablate { kNoMath = 1, kNoStage = 2, kNoAttn = 4, kPrefetch = 8 };
+enum Ablate { kNoMath = 1, kNoStage = 2, kNoAttn = 4, kPrefetch = 8, kEvictFirst = 4096 };
 constexpr int kAhead = 8;  // kPrefetch: claimed stages asked of the L2 before they have a slot
 enum Kind { kQkv = 0, kAttn = 1, kOut = 2, kGateUp = 3, kDown = 4, kHead = 5 };
 
@@ -447,7 +448,17 @@ __global__ void __launch_bounds__(kConsumers + 32, 1) Step(Model m) {
       if (flight > 0 && k >= flight) BarrierWait(&sh.full[(k - flight) % kSlots], ((k - flight) / kSlots) & 1);
       StoreTag(&sh.tag[s], make_int4(i, row0, rows, k));
       BarrierExpect(&sh.full[s], bytes);
-      BulkCopy(sh.ring[s], p.w + static_cast<size_t>(row0) * rb, bytes, &sh.full[s]);
+      if (m.ablate & kEvictFirst) {  // the weights marked first out of the L2
+        unsigned long long policy;
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+        asm volatile(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
+                SharedAddress(sh.ring[s])),
+            "l"(p.w + static_cast<size_t>(row0) * rb), "r"(bytes), "r"(SharedAddress(&sh.full[s])), "l"(policy)
+            : "memory");
+      } else {
+        BulkCopy(sh.ring[s], p.w + static_cast<size_t>(row0) * rb, bytes, &sh.full[s]);
+      }
       ++k;
     };
     auto stages_of = [&](int i) {
