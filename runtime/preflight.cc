@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "runtime/bundle/expr.h"
+#include "runtime/bundle/model_keys.h"
 #include "runtime/bundle/validator.h"
 #include "support/status_macros.h"
 
@@ -55,7 +56,7 @@ absl::Status CheckModelKeys(const Manifest& m, const gguf::GgufFile& file) {
   absl::flat_hash_map<std::string, const ModelKey*> want;
   for (const ModelKey& k : m.model_keys()) want[k.key()] = &k;
   for (const auto& [key, value] : file.metadata()) {
-    if (key.rfind("qwen3.", 0) != 0) continue;
+    if (!IsModelKey(key)) continue;
     auto it = want.find(key);
     if (it == want.end())
       return absl::InvalidArgumentError(absl::StrCat("metadata '", key, "' in ", file.name(),

@@ -12,6 +12,7 @@
 #include "compiler/lower/lower_load.h"
 #include "compiler/lower/lowering_context.h"
 #include "ir/printer.h"
+#include "runtime/bundle/model_keys.h"
 #include "support/status_macros.h"
 
 namespace kiln::compiler {
@@ -556,10 +557,11 @@ void FillConfig(const models::Qwen3Config& c, runtime::ModelConfig& m) {
   m.set_tied_embeddings(c.tied_embeddings);
 }
 
-// The GGUF's "qwen3.*" keys, which define the model the kernels compute.
+// The GGUF's model keys (runtime/bundle/model_keys.h), which define the
+// model the kernels compute.
 void FillModelKeys(const gguf::GgufFile& file, runtime::Manifest& m) {
   for (const auto& [key, value] : file.metadata()) {
-    if (key.rfind("qwen3.", 0) != 0) continue;
+    if (!runtime::IsModelKey(key)) continue;
     runtime::ModelKey* k = m.add_model_keys();
     k->set_key(key);
     k->set_value(value.ExactString());
