@@ -1,6 +1,6 @@
 // What bench/experiments' standalone CUDA programs share: error checks, the
 // median time of a launch over repeats and of a chain of launches over a
-// ring, the read kernels' main loop and the probe's kernel, an acquire load
+// ring, the read kernels' main loop and the probe's kernel, the global timer, an acquire load
 // and the vector reductions, a launch with programmatic stream serialization
 // (as kiln's runtime launches its decode kernels, and the probe's launch
 // through it), a cooperative launch, and the modes named on the command line.
@@ -98,6 +98,13 @@ float RingChainUs(StreamTimer& timer, T* ring, long long ring_bytes, long long s
              },
              5) *
          1000.0f / launches;
+}
+
+// The GPU's global timer in ns (%globaltimer: comparable across SMs).
+__device__ inline unsigned long long GlobalTimerNs() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
 }
 
 // An acquire load at GPU scope (a counter another block releases).

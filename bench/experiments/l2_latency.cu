@@ -57,12 +57,6 @@ __device__ unsigned SmId() {
   return id;
 }
 
-__device__ unsigned long long Now() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 __global__ void __launch_bounds__(kThreads) Measure(Args a) {
   extern __shared__ __align__(128) unsigned char smem[];
   if (blockIdx.x == 0) {
@@ -71,9 +65,9 @@ __global__ void __launch_bounds__(kThreads) Measure(Args a) {
     if (gridDim.x > 1)
       while (*a.started == 0) {
       }
-    const unsigned long long t0 = Now();
+    const unsigned long long t0 = GlobalTimerNs();
     for (int k = 0; k < kChase; ++k) i = __ldcg(a.chase + 32 * i);
-    a.ns[0] = Now() - t0;
+    a.ns[0] = GlobalTimerNs() - t0;
     a.ns[1] = i;
     return;
   }

@@ -113,9 +113,7 @@ constexpr int kTrace = 6;
 
 __device__ inline void Trace(const Model& m, int i, int what) {
   if (m.trace == nullptr) return;
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  m.trace[(static_cast<size_t>(i) * gridDim.x + blockIdx.x) * kTrace + what] = t;
+  m.trace[(static_cast<size_t>(i) * gridDim.x + blockIdx.x) * kTrace + what] = GlobalTimerNs();
 }
 
 __host__ __device__ inline int RowBytes(int cols) { return cols + cols / 16; }
@@ -513,7 +511,7 @@ __global__ void __launch_bounds__(kConsumers + 32, 1) Step(Model m) {
   unsigned long long c_start = 0, g_start = 0;  // block 0's SM clock against the global timer (traced runs)
   if (m.trace != nullptr && threadIdx.x == 0) {
     c_start = clock64();
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_start));
+    g_start = GlobalTimerNs();
   }
   // Consumer warp w takes the block's stages w, w + 8, w + 16, ... in turn.
   int kw = warp, cur = 0;  // cur: the residual buffer the next norm staging reads
@@ -567,8 +565,7 @@ __global__ void __launch_bounds__(kConsumers + 32, 1) Step(Model m) {
     }
   }
   if (m.trace != nullptr && threadIdx.x == 0) {  // after the phases' entries: cycles, then ns
-    unsigned long long g_end;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_end));
+    const unsigned long long g_end = GlobalTimerNs();
     m.trace[(static_cast<size_t>(m.n_phases) * gridDim.x + blockIdx.x) * kTrace] = clock64() - c_start;
     m.trace[(static_cast<size_t>(m.n_phases) * gridDim.x + blockIdx.x) * kTrace + 1] = g_end - g_start;
   }
