@@ -1,9 +1,10 @@
 // What bench/experiments' standalone CUDA programs share: error checks, the
 // median time of a launch over repeats and of a chain of launches over a
-// ring, the read kernels' main loop and the probe's kernel, the global timer, an acquire load
-// and the vector reductions, a launch with programmatic stream serialization
-// (as kiln's runtime launches its decode kernels, and the probe's launch
-// through it), a cooperative launch, and the modes named on the command line.
+// ring, the read kernels' main loop and the probe's kernel, the global
+// timer, an acquire load and the vector reductions, a launch with
+// programmatic stream serialization (as kiln's runtime launches its decode
+// kernels, and the probe's launch through it), a cooperative launch, and
+// the modes named on the command line.
 #ifndef KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 #define KILN_BENCH_EXPERIMENTS_CHAIN_TIMING_H_
 
