@@ -102,13 +102,7 @@ __global__ void __launch_bounds__(32 * (CW + 1)) BulkKernel(BulkArgs a) {
   unsigned long long* empty = full + S;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int stages = min(a.rows_per_block, a.rows - static_cast<int>(blockIdx.x) * a.rows_per_block) / CW;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < S; ++s) {
-      BarrierInit(full + s, 1);
-      BarrierInit(empty + s, CW);
-    }
-    BarrierInitFence();
-  }
+  if (threadIdx.x == 0) InitRingBarriers(full, empty, S, CW);
   __syncthreads();
   asm volatile("griddepcontrol.launch_dependents;");
   if (warp == CW) {  // the producer: weights never depend on the previous kernel

@@ -39,4 +39,16 @@ __device__ inline void BulkCopy(void* dst, const void* src, unsigned bytes, unsi
 // copies); the block synchronizes after it.
 __device__ inline void BarrierInitFence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
 
+// An S-stage ring's barriers, by one thread: each stage's `full` waits for
+// the producer's one arrival (and its bytes), its `empty` for `consumers`
+// arrivals; then the fence. The block synchronizes after it.
+__device__ inline void InitRingBarriers(unsigned long long* full, unsigned long long* empty, int stages,
+                                        unsigned consumers) {
+  for (int s = 0; s < stages; ++s) {
+    BarrierInit(full + s, 1);
+    BarrierInit(empty + s, consumers);
+  }
+  BarrierInitFence();
+}
+
 #endif  // KILN_BENCH_EXPERIMENTS_BULK_COPY_H_

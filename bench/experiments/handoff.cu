@@ -308,13 +308,7 @@ __global__ void __launch_bounds__(kRingThreads + 32, 1)
   unsigned long long* empty = full + S;
   auto* tags = reinterpret_cast<unsigned*>(empty + S);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < S; ++s) {
-      BarrierInit(full + s, 1);
-      BarrierInit(empty + s, kRingWarps);
-    }
-    BarrierInitFence();
-  }
+  if (threadIdx.x == 0) InitRingBarriers(full, empty, S, kRingWarps);
   __syncthreads();
   if (warp == kRingWarps) {  // the producer: weights never wait for a barrier
     if (lane == 0) {

@@ -419,14 +419,10 @@ __global__ void __launch_bounds__(kConsumers + 32, 1) Step(Model m) {
   Shared& sh = *reinterpret_cast<Shared*>(raw);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kSlots; ++s) {
-      BarrierInit(&sh.full[s], 1);
-      BarrierInit(&sh.empty[s], 1);
-    }
     for (int i = 0; i < kMaxPhases; ++i) sh.end[i] = 0x7fffffff;
     sh.ss[0] = sh.ss[1] = 0.f;
     sh.best = 0;
-    BarrierInitFence();
+    InitRingBarriers(sh.full, sh.empty, kSlots, 1);  // a stage's one consumer warp releases it
   }
   __syncthreads();
   if (warp == kWarps) {  // the producer
