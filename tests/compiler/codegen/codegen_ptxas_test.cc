@@ -130,26 +130,29 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
     bool pipeline_rows = false;
     int blocks_per_sm = 1;
     bool warp_reduce = false;
+    int stream_stages = 0;
+    bool release_early = false;
   };
   const Row table[] = {
-      // The shipped sm_90 entries (schedules/sm_90.txtpb, sessions 7 to 9's tunes).
+      // The shipped sm_90 entries (schedules/sm_90.txtpb, sessions 7 to 9's tunes, session 18's
+      // choices inside the decode graph).
       {WeightFormat::kQ8_0Planar, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 16, 8, 1, false, 1,
        true},
       {WeightFormat::kQ8_0Planar, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 512, 32, 16, 1,
        true, 1, true},
-      {WeightFormat::kQ8_0Planar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 256, 16, 8, 1, false, 1,
-       false, 2, false, false, 3},
+      {WeightFormat::kQ8_0Planar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 256, 16, 8, 1, true, 1,
+       false, 2, false, false, 1, true},
       {WeightFormat::kQ8_0Planar, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace, 512, 16, 8, 2, true, 1,
        true, 2},
       {WeightFormat::kQ8_0Planar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 16, 8, 2, true, 1,
        true},
       {WeightFormat::kQ4_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 24, 8, 1, true, 1, true, 1,
-       false, false, 2, true},
-      {WeightFormat::kQ4_K, "qk", 5120, 4096, Prologue::kRmsNorm, Epilogue::kStore, 512, 40, 8, 2, true, 1, true},
+       false, false, 2},
+      {WeightFormat::kQ4_K, "qk", 5120, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 24, 4, 2, true, 1, true},
       {WeightFormat::kQ4_K, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 256, 16, 8, 1, true,
        4, true, 1, true, true, 3},
       {WeightFormat::kQ4_K, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 256, 32, 8, 1, true, 1, true,
-       2, true, true, 2},
+       2, false, false, 2, false, 2, true},
       {WeightFormat::kQ4_K, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace, 512, 16, 8, 2, true, 1, true, 1,
        false, false, 2},
       // Q4_K_M's Q6_K matrices, kept planar: its V, down and head.
@@ -190,7 +193,10 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
         s.matvec.pipeline_rows = r.pipeline_rows;
         s.matvec.blocks_per_sm = r.blocks_per_sm;
         s.matvec.warp_reduce = r.warp_reduce;
+        s.matvec.stream_stages = r.stream_stages;
+        s.matvec.release_early = r.release_early;
       }
+      if (pipelined || rows) s.matvec.stream_stages = 0, s.matvec.release_early = false;  // register paths
       if (pipelined) {
         s.matvec.pipeline_loads = !s.matvec.pipeline_loads;
         s.matvec.pipeline_rows = false;

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# On the GPU host: time each table tools/graph_candidates.py wrote inside the
+# decode graph and name each shape's winner. Every table in DIR is compiled
+# for the 8B synthetic model of TYPE (seed 1), then `kiln bench
+# --prompt-lengths 64 --depths 0 --steps 64` times each, the base table's
+# bundle before every 8 others (drift shows there), ROUNDS rounds. Prints one
+# line a run, then per shape the base's mean step and the fastest table's.
+# usage: tools/gpu_graph_select.sh TYPE DIR [ROUNDS (default 2)]
+# env: KILN_BIN_DIR (kilnc, kiln; default the staged /tmp/kiln-gpu/pkg/bin),
+#      KILN_GRAPH_WORK (bundles and the model; default /tmp/kiln-graph),
+#      KILN_GRAPH_BASE (the base table; default: kilnc's built-in one)
+set -uo pipefail
+[ $# -ge 2 ] && [ -d "$2" ] || { echo "usage: $0 TYPE DIR [ROUNDS]  (DIR: tools/graph_candidates.py's tables)" >&2; exit 2; }
+T=$1 D=$2 ROUNDS=${3:-2}
+B=${KILN_BIN_DIR:-/tmp/kiln-gpu/pkg/bin} W=${KILN_GRAPH_WORK:-/tmp/kiln-graph}
+[ -x "$B/kilnc" ] && [ -x "$B/kiln" ] || { echo "$0: no kilnc and kiln in $B (KILN_BIN_DIR)" >&2; exit 2; }
+mkdir -p "$W"
+[ -s "$W/8b-$T.gguf" ] || "$B/kilnc" synth --preset 8b --type "$T" --seed 1 -o "$W/8b-$T.gguf" > /dev/null ||
+  { echo "$0: kilnc synth --type $T failed" >&2; exit 1; }
+"$B/kilnc" compile "$W/8b-$T.gguf" ${KILN_GRAPH_BASE:+--schedules "$KILN_GRAPH_BASE"} -o "$W/base.kiln" > /dev/null ||
+  { echo "$0: compiling the base bundle failed" >&2; exit 1; }
+ls "$D"/*.txtpb | xargs -P "$(nproc)" -I{} sh -c \
+  'n=$(basename {} .txtpb); "$0/kilnc" compile "$1/8b-$2.gguf" --schedules {} -o "$1/$n.kiln" > "$1/$n.log" 2>&1 ||
+   { echo "$n: compile failed: $(tail -1 "$1/$n.log")"; rm -f "$1/$n.kiln"; }' "$B" "$W" "$T"
+RUNS=$W/runs.tsv
+: > "$RUNS"
+bench() {  # ROUND NAME
+  local ms
+  ms=$(timeout 60 "$B/kiln" bench -b "$W/$2.kiln" -m "$W/8b-$T.gguf" --prompt-lengths 64 --depths 0 --steps 64 \
+    2>/dev/null | awk '/^ +0 /{print $3}')
+  printf "r%d %-28s %s ms\n" "$1" "$2" "${ms:-failed}"
+  [ -n "$ms" ] && printf "%s\t%s\n" "$2" "$ms" >> "$RUNS"
+}
+for r in $(seq 1 "$ROUNDS"); do
+  i=0
+  for f in "$D"/*.txtpb; do
+    n=$(basename "$f" .txtpb)
+    [ -s "$W/$n.kiln" ] || continue
+    [ $(( i % 8 )) -eq 0 ] && bench "$r" base
+    bench "$r" "$n"
+    i=$(( i + 1 ))
+  done
+done
+python3 - "$RUNS" <<'PY'
+import collections, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    name, ms = line.split('\t')
+    runs[name].append(float(ms))
+mean = {n: sum(v) / len(v) for n, v in runs.items()}
+if 'base' not in mean:
+    sys.exit('no base run')
+shapes = collections.defaultdict(list)
+for n in mean:
+    if n != 'base':
+        shapes[n.rsplit('-', 1)[0]].append(n)
+print('base: %.4f ms a token (%d runs)' % (mean['base'], len(runs['base'])))
+for s, names in sorted(shapes.items()):
+    w = min(names, key=mean.get)
+    print('%-26s fastest %-30s %.4f ms (%+.4f against base)' % (s, w, mean[w], mean[w] - mean['base']))
+PY
