@@ -4,7 +4,10 @@
 # for the 8B synthetic model of TYPE (seed 1), then `kiln bench
 # --prompt-lengths 64 --depths 0 --steps 64` times each, the base table's
 # bundle before every 8 others (drift shows there), ROUNDS rounds. Prints one
-# line a run, then per shape the base's mean step and the fastest table's.
+# line a run, then per shape the base's mean step and the fastest table's,
+# and for each fastest table that beats the base whether its bundle
+# continues a fixed 16-token prompt with the same 16 greedy tokens as the
+# base's (it should: the schedules change the arithmetic's order only).
 # usage: tools/gpu_graph_select.sh TYPE DIR [ROUNDS (default 2)]
 # env: KILN_BIN_DIR (kilnc, kiln; default the staged /tmp/kiln-gpu/pkg/bin),
 #      KILN_GRAPH_WORK (bundles and the model; default /tmp/kiln-graph),
@@ -13,6 +16,7 @@ set -uo pipefail
 [ $# -ge 2 ] && [ -d "$2" ] || { echo "usage: $0 TYPE DIR [ROUNDS]  (DIR: tools/graph_candidates.py's tables)" >&2; exit 2; }
 T=$1 D=$2 ROUNDS=${3:-2}
 B=${KILN_BIN_DIR:-/tmp/kiln-gpu/pkg/bin} W=${KILN_GRAPH_WORK:-/tmp/kiln-graph}
+export KILN_TOKENIZER=${KILN_TOKENIZER:-$(cd "$(dirname "$0")/.." && pwd)/third_party/tokenizer-qwen3/models/tokenizer.json}
 [ -x "$B/kilnc" ] && [ -x "$B/kiln" ] || { echo "$0: no kilnc and kiln in $B (KILN_BIN_DIR)" >&2; exit 2; }
 mkdir -p "$W"
 [ -s "$W/8b-$T.gguf" ] || "$B/kilnc" synth --preset 8b --type "$T" --seed 1 -o "$W/8b-$T.gguf" > /dev/null ||
@@ -41,7 +45,7 @@ for r in $(seq 1 "$ROUNDS"); do
     i=$(( i + 1 ))
   done
 done
-python3 - "$RUNS" <<'PY'
+python3 - "$RUNS" > "$W/summary.txt" <<'PY'
 import collections, sys
 runs = collections.defaultdict(list)
 for line in open(sys.argv[1]):
@@ -57,5 +61,17 @@ for n in mean:
 print('base: %.4f ms a token (%d runs)' % (mean['base'], len(runs['base'])))
 for s, names in sorted(shapes.items()):
     w = min(names, key=mean.get)
-    print('%-26s fastest %-30s %.4f ms (%+.4f against base)' % (s, w, mean[w], mean[w] - mean['base']))
+    print('%-26s fastest %-30s %.4f ms (%+.4f against base)%s' % (s, w, mean[w], mean[w] - mean['base'],
+                                                               ' faster' if mean[w] < mean['base'] else ''))
 PY
+cat "$W/summary.txt"
+PROMPT=100,2000,30000,400,5000,60000,700,8000,90000,1000,11000,120000,1300,14000,150000,16
+greedy() {  # NAME: its 16 greedy tokens after PROMPT
+  timeout 60 "$B/kiln" run -b "$W/$1.kiln" -m "$W/8b-$T.gguf" --tokens $PROMPT -n 16 --ignore-eos -c 256 2> /dev/null
+}
+BASE_TOKENS=$(greedy base)
+for n in $(awk '/ faster$/{print $3}' "$W/summary.txt"); do
+  TOKENS=$(greedy "$n")
+  if [ -n "$TOKENS" ] && [ "$TOKENS" = "$BASE_TOKENS" ]; then echo "$n: the same 16 greedy tokens as base"
+  else echo "$n: greedy tokens differ from base: '$TOKENS' against '$BASE_TOKENS'"; fi
+done
