@@ -136,7 +136,7 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
   const Row table[] = {
       // The shipped sm_90 entries (schedules/sm_90.txtpb, sessions 7 to 9's tunes, session 18's
       // choices inside the decode graph).
-      {WeightFormat::kQ8_0Planar, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 16, 8, 1, false, 1,
+      {WeightFormat::kQ8_0Planar, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 16, 8, 1, true, 1,
        true},
       {WeightFormat::kQ8_0Planar, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 512, 32, 16, 1,
        true, 1, true},
