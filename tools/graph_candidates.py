@@ -12,7 +12,7 @@ entry replaced. Compile a bundle with each (`kilnc compile --schedules T`),
 time it with `kiln bench`, and keep a shape's winner where it beats the
 base table (tools/gpu_graph_select.sh does that on the GPU host).
 
-usage: graph_candidates.py --type Q8_0|Q4_K_M [--k 6] [--table schedules/sm_90.txtpb]
+usage: graph_candidates.py --type Q8_0|Q4_K_M [--k 6] [--table T (default schedules/sm_90.txtpb)]
                            --out DIR CACHE.tsv[.gz] ...
 Writes DIR/<dtype><rows>x<cols>-<i>.txtpb and DIR/index.tsv (table name,
 shape, µs alone, schedule)."""
@@ -51,7 +51,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--type', required=True, choices=sorted(DTYPES))
     ap.add_argument('--k', type=int, default=6, help='schedules per shape (default 6)')
-    ap.add_argument('--table', default='schedules/sm_90.txtpb', help='base table')
+    shipped = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'schedules', 'sm_90.txtpb')
+    ap.add_argument('--table', default=os.path.normpath(shipped), help='base table (default: the shipped sm_90 one)')
     ap.add_argument('--out', required=True, help='folder for the tables (made if missing)')
     ap.add_argument('caches', nargs='+', help='kilnc tune caches (.tsv or .tsv.gz)')
     a = ap.parse_args()
