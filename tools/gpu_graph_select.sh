@@ -14,30 +14,33 @@
 #      KILN_GRAPH_BASE (the base table; default: kilnc's built-in one)
 set -uo pipefail
 [ $# -ge 2 ] && [ -d "$2" ] || { echo "usage: $0 TYPE DIR [ROUNDS]  (DIR: tools/graph_candidates.py's tables)" >&2; exit 2; }
-T=$1 D=$2 ROUNDS=${3:-2}
+TYPE=$1 DIR=$2 ROUNDS=${3:-2}
 B=${KILN_BIN_DIR:-/tmp/kiln-gpu/pkg/bin} W=${KILN_GRAPH_WORK:-/tmp/kiln-graph}
 export KILN_TOKENIZER=${KILN_TOKENIZER:-$(cd "$(dirname "$0")/.." && pwd)/third_party/tokenizer-qwen3/models/tokenizer.json}
 [ -x "$B/kilnc" ] && [ -x "$B/kiln" ] || { echo "$0: no kilnc and kiln in $B (KILN_BIN_DIR)" >&2; exit 2; }
 mkdir -p "$W"
-[ -s "$W/8b-$T.gguf" ] || "$B/kilnc" synth --preset 8b --type "$T" --seed 1 -o "$W/8b-$T.gguf" > /dev/null ||
-  { echo "$0: kilnc synth --type $T failed" >&2; exit 1; }
-"$B/kilnc" compile "$W/8b-$T.gguf" ${KILN_GRAPH_BASE:+--schedules "$KILN_GRAPH_BASE"} -o "$W/base.kiln" > /dev/null ||
+MODEL=$W/8b-$TYPE.gguf
+[ -s "$MODEL" ] || "$B/kilnc" synth --preset 8b --type "$TYPE" --seed 1 -o "$MODEL" > /dev/null ||
+  { echo "$0: kilnc synth --type $TYPE failed" >&2; exit 1; }
+"$B/kilnc" compile "$MODEL" ${KILN_GRAPH_BASE:+--schedules "$KILN_GRAPH_BASE"} -o "$W/base.kiln" > /dev/null ||
   { echo "$0: compiling the base bundle failed" >&2; exit 1; }
-ls "$D"/*.txtpb | xargs -P "$(nproc)" -I{} sh -c \
-  'n=$(basename {} .txtpb); "$0/kilnc" compile "$1/8b-$2.gguf" --schedules {} -o "$1/$n.kiln" > "$1/$n.log" 2>&1 ||
-   { echo "$n: compile failed: $(tail -1 "$1/$n.log")"; rm -f "$1/$n.kiln"; }' "$B" "$W" "$T"
+compgen -G "$DIR/*.txtpb" > /dev/null || { echo "$0: no .txtpb tables in $DIR" >&2; exit 2; }
+# Each table's path is an argument of the inline script, never part of its text.
+printf '%s\0' "$DIR"/*.txtpb | xargs -0 -P "$(nproc)" -n 1 sh -c \
+  'n=$(basename "$3" .txtpb); "$0/kilnc" compile "$2" --schedules "$3" -o "$1/$n.kiln" > "$1/$n.log" 2>&1 ||
+   { echo "$n: compile failed: $(tail -1 "$1/$n.log")"; rm -f "$1/$n.kiln"; }' "$B" "$W" "$MODEL"
 RUNS=$W/runs.tsv
 : > "$RUNS"
 bench() {  # ROUND NAME
   local ms
-  ms=$(timeout 60 "$B/kiln" bench -b "$W/$2.kiln" -m "$W/8b-$T.gguf" --prompt-lengths 64 --depths 0 --steps 64 \
+  ms=$(timeout 60 "$B/kiln" bench -b "$W/$2.kiln" -m "$MODEL" --prompt-lengths 64 --depths 0 --steps 64 \
     2>/dev/null | awk '/^ +0 /{print $3}')
   printf "r%d %-28s %s ms\n" "$1" "$2" "${ms:-failed}"
   [ -n "$ms" ] && printf "%s\t%s\n" "$2" "$ms" >> "$RUNS"
 }
 for r in $(seq 1 "$ROUNDS"); do
   i=0
-  for f in "$D"/*.txtpb; do
+  for f in "$DIR"/*.txtpb; do
     n=$(basename "$f" .txtpb)
     [ -s "$W/$n.kiln" ] || continue
     [ $(( i % 8 )) -eq 0 ] && bench "$r" base
@@ -45,15 +48,15 @@ for r in $(seq 1 "$ROUNDS"); do
     i=$(( i + 1 ))
   done
 done
-python3 - "$RUNS" > "$W/summary.txt" <<'PY'
+python3 - "$RUNS" > "$W/summary.txt" <<'PY' || { cat "$W/summary.txt"; echo "$0: nothing to compare" >&2; exit 1; }
 import collections, sys
 runs = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     name, ms = line.split('\t')
     runs[name].append(float(ms))
 mean = {n: sum(v) / len(v) for n, v in runs.items()}
-if 'base' not in mean:
-    sys.exit('no base run')
+if 'base' not in mean or len(mean) < 2:
+    sys.exit('no timed run of the base bundle and of a table')
 shapes = collections.defaultdict(list)
 for n in mean:
     if n != 'base':
@@ -67,7 +70,7 @@ PY
 cat "$W/summary.txt"
 PROMPT=100,2000,30000,400,5000,60000,700,8000,90000,1000,11000,120000,1300,14000,150000,16
 greedy() {  # NAME: its 16 greedy tokens after PROMPT
-  timeout 60 "$B/kiln" run -b "$W/$1.kiln" -m "$W/8b-$T.gguf" --tokens $PROMPT -n 16 --ignore-eos -c 256 2> /dev/null
+  timeout 60 "$B/kiln" run -b "$W/$1.kiln" -m "$MODEL" --tokens $PROMPT -n 16 --ignore-eos -c 256 2> /dev/null
 }
 BASE_TOKENS=$(greedy base)
 for n in $(awk '/ faster$/{print $3}' "$W/summary.txt"); do

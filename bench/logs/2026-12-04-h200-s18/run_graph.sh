@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 18, calls 3-4: the tuner's fastest schedules timed inside the
-# decode graph. tools/graph_candidates.py --type TYPE --k 6 (the
-# same script, then in this folder) wrote .gpu/exp/gc/TYPE/ (the
+# decode graph. tools/graph_candidates.py --type TYPE --k 6 (its first
+# version, then in this folder) wrote .gpu/exp/gc/TYPE/ (the
 # shipped table with one shape's entry replaced by one of the 6 fastest
 # schedules that shape has in any earlier tune cache; index in
 # graph-candidates-TYPE.tsv). Every table compiled, then kiln bench
