@@ -4,24 +4,8 @@
 set -uo pipefail
 KILNC=$1
 SRC=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-check() {  # check <description> <condition command...>
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; passes=$((passes + 1)); else echo "FAIL $what"; fails=$((fails + 1)); fi
-}
-expect_error() {  # expect_error <description> <needle> <command...>
-  local what=$1 needle=$2; shift 2
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  if [ $rc -ge 1 ] && [ $rc -le 127 ] && grep -qF -- "$needle" <<<"$out"; then
-    echo "ok   $what"; passes=$((passes + 1))
-  else
-    echo "FAIL $what (rc=$rc): $out"; fails=$((fails + 1))
-  fi
-}
+# shellcheck source=../script_checks.sh
+source "$SRC/tests/script_checks.sh"
 
 "$KILNC" synth --preset tiny --type Q4_K_M --seed 5 -o "$T/m.gguf" 2>/dev/null
 check "synth writes a file" test -s "$T/m.gguf"
@@ -169,5 +153,4 @@ expect_error "threads out of range" "must be 0 (all cores) to 1024, got -3" "$KI
 expect_error "stdout that cannot be written" "cannot write to standard output" bash -c "'$KILNC' inspect '$T/m.gguf' > /dev/full"
 check "tokenize --json is valid JSON for split characters" bash -c "'$KILNC' tokenize -m '$T/m.gguf' --json \"\$(printf 'caf\\xc3\\xa9')\" | python3 -c 'import json,sys; json.load(sys.stdin.buffer)'"
 
-echo "$passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish

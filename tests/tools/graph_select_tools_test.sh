@@ -8,24 +8,8 @@
 set -uo pipefail
 KILNC=$1
 SRC=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-check() {  # check <description> <condition command...>
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; passes=$((passes + 1)); else echo "FAIL $what"; fails=$((fails + 1)); fi
-}
-expect_error() {  # expect_error <description> <needle> <command...>
-  local what=$1 needle=$2; shift 2
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  if [ $rc -ge 1 ] && [ $rc -le 2 ] && grep -qF -- "$needle" <<<"$out" && ! grep -q Traceback <<<"$out"; then
-    echo "ok   $what"; passes=$((passes + 1))
-  else
-    echo "FAIL $what (rc=$rc): $out"; fails=$((fails + 1))
-  fi
-}
+# shellcheck source=../script_checks.sh
+source "$SRC/tests/script_checks.sh"
 GC=$SRC/tools/graph_candidates.py
 # A fixture table: the shipped one with its two planar Q8_0 entries used
 # here set to FIX, so a retune of the shipped table does not move the test.
@@ -143,5 +127,4 @@ expect_error "no base time" "nothing to compare" \
 expect_error "no binaries" "no kilnc and kiln in" env KILN_BIN_DIR="$T/nobin" \
   bash "$SRC/tools/gpu_graph_select.sh" Q8_0 "$T/tables"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish
