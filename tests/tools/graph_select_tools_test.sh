@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/graph_candidates.py: from kilnc tune caches (v1 and v2 lines), the K
 # fastest distinct ok schedules of each shape the base table has an exact
-# entry for, each table the base with that one entry replaced (and loadable
+# entry for (matvecs; the decode attention when asked), each table the base
+# with that one entry replaced (and loadable
 # by kilnc); clear errors for bad input. tools/gpu_graph_select.sh, with
 # stand-ins for kilnc and kiln: per shape the fastest table against the base,
 # and the greedy-token check of the winners.
@@ -31,6 +32,8 @@ full() {  # full THREADS STAGE_ALL
 }
 S256=$(full 256 false) S512=$(full 512 false) SALL=$(full 256 true)
 S512_SHORT="threads: 512 rows_per_block: 16 unroll: 1 row_groups: 8 int8_activations: true"
+ATT="threads: 128 split_positions: 1280 max_splits: 32 min_split_positions: 32"
+ATT_FULL="threads: 128 split_positions: 1280 max_splits: 32 query_block: 64 key_block: 64 min_split_positions: 32 blocks_per_sm: 1 release_after_wait: false stage_keys: false"
 G="NVIDIA H200	132	580"
 {
   echo "# kiln tune cache v1: gpu sm_count driver target family dtype rows cols schedule variant status us gbps rel_err date detail"
@@ -50,6 +53,7 @@ G="NVIDIA H200	132	580"
   printf '%s\tsm_90\tmatvec\tq8_0_planar\t6144\t4096\t%s\t\tc0de\tok\t8.600\t1\t1e-7\td\t-\n' "$G" "$S256"
   printf '%s\tsm_90\tmatvec\tq8_0_planar\t6144\t4096\t%s\t\tc0de\tok\t8.800\t1\t1e-7\td\t-\n' "$G" "$S512"
   printf '%s\tsm_90\tmatvec\tq8_0_planar\t4096\t4096\t%s\t\tc0de\tok\t6.000\t1\t1e-7\td\t-\n' "$G" "$S512"
+  printf '%s\tsm_90\tattention_decode\tf16\t32\t128\t%s\t\tc0de\tok\t5.000\t1\t1e-7\td\t-\n' "$G" "$ATT"
 } > "$T/v2.tsv"
 gzip -k "$T/v2.tsv"
 
@@ -60,16 +64,22 @@ check "warns of the line cut off mid-write" grep -q "v1.tsv: the last line has n
 # (1000x1000) or of another type and the cut-off line never count; S256 at
 # its faster time (8.6 in v2, 9.0 in v1); S512 once, at 8.7, however spelled.
 check "K fastest distinct ok schedules a shape, fastest first" diff <(cut -f1-4 "$T/gc/index.tsv") \
-  <(printf 'q8_0_planar4096x4096-0\tq8_0_planar 4096x4096\t6.000\t%s\n' "$S512"
-    printf 'q8_0_planar6144x4096-0\tq8_0_planar 6144x4096\t8.500\t%s\n' "$SALL"
-    printf 'q8_0_planar6144x4096-1\tq8_0_planar 6144x4096\t8.600\t%s\n' "$S256"
-    printf 'q8_0_planar6144x4096-2\tq8_0_planar 6144x4096\t8.700\t%s\n' "$S512")
+  <(printf 'q8_0_planar4096x4096-0\tmatvec q8_0_planar 4096x4096\t6.000\t%s\n' "$S512"
+    printf 'q8_0_planar6144x4096-0\tmatvec q8_0_planar 6144x4096\t8.500\t%s\n' "$SALL"
+    printf 'q8_0_planar6144x4096-1\tmatvec q8_0_planar 6144x4096\t8.600\t%s\n' "$S256"
+    printf 'q8_0_planar6144x4096-2\tmatvec q8_0_planar 6144x4096\t8.700\t%s\n' "$S512")
+"$KILNC" synth --preset tiny --type Q8_0 --seed 3 -o "$T/m.gguf" 2>/dev/null
+compiles() { "$KILNC" compile "$T/m.gguf" --schedules "$1" -o "$T/m.kiln" > "$T/compile.log" 2>&1; }
+check "no attention table unless asked" test ! -e "$T/gc/attention_f1632x128-0.txtpb"
+python3 "$GC" --type Q8_0 --families attention_decode --table "$TABLE" --out "$T/ga" "$T/v2.tsv" > /dev/null
+check "the decode attention's table with --families" \
+  grep -qF "  attention { $ATT_FULL }" <(diff "$TABLE" "$T/ga/attention_f1632x128-0.txtpb")
+check "kilnc compiles with the attention's table" compiles "$T/ga/attention_f1632x128-0.txtpb"
+check "only the attention's" test "$(ls "$T/ga" | tr '\n' ' ')" = "attention_f1632x128-0.txtpb index.tsv "
 changed=$(diff "$TABLE" "$T/gc/q8_0_planar6144x4096-1.txtpb" | grep -c '^>')
 check "a table changes one line of the base" test "$changed" = 1
 check "that line is the shape's entry with the schedule" \
   grep -qF "  matvec { $S256 }" <(diff "$TABLE" "$T/gc/q8_0_planar6144x4096-1.txtpb")
-"$KILNC" synth --preset tiny --type Q8_0 --seed 3 -o "$T/m.gguf" 2>/dev/null
-compiles() { "$KILNC" compile "$T/m.gguf" --schedules "$1" -o "$T/m.kiln" > "$T/compile.log" 2>&1; }
 check "kilnc compiles with a written table" compiles "$T/gc/q8_0_planar6144x4096-1.txtpb"
 check "kilnc's bundle" test -s "$T/m.kiln"
 expect_error "a missing cache" "No such file" python3 "$GC" --type Q8_0 --out "$T/x" "$T/none.tsv"
@@ -85,6 +95,8 @@ expect_error "nothing of the type" "no correct cached schedule of a Q4_K_M shape
   python3 "$GC" --type Q4_K_M --table "$TABLE" --out "$T/x" "$T/v2.tsv"
 expect_error "an unknown type" "invalid choice" python3 "$GC" --type Q5_K --out "$T/x" "$T/v1.tsv"
 expect_error "no schedule a shape" "--k 0: give at least 1" python3 "$GC" --type Q8_0 --k 0 --out "$T/x" "$T/v2.tsv"
+expect_error "an unknown family" "unknown family 'gemm'" \
+  python3 "$GC" --type Q8_0 --families matvec,gemm --out "$T/x" "$T/v2.tsv"
 expect_error "a base that is no table" "no target line" python3 "$GC" --type Q8_0 --table "$T/v2.tsv" --out "$T/x" "$T/v2.tsv"
 
 # gpu_graph_select.sh with stand-ins: kilnc writes its -o file; kiln bench
