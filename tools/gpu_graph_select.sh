@@ -2,7 +2,7 @@
 # On the GPU host: time each table tools/graph_candidates.py wrote inside the
 # decode graph and name each shape's winner. Every table in DIR is compiled
 # for the 8B synthetic model of TYPE (seed 1), then `kiln bench
-# --prompt-lengths 64 --depths 0 --steps 64` times each, the base table's
+# --prompt-lengths 64 --depths DEPTH --steps 64` times each, the base table's
 # bundle before every 8 others (drift shows there), ROUNDS rounds. Prints one
 # line a run, then per shape the base's mean step and the fastest table's,
 # and for each fastest table that beats the base whether its bundle
@@ -11,11 +11,13 @@
 # usage: tools/gpu_graph_select.sh TYPE DIR [ROUNDS (default 2)]
 # env: KILN_BIN_DIR (kilnc, kiln; default the staged /tmp/kiln-gpu/pkg/bin),
 #      KILN_GRAPH_WORK (bundles and the model; default /tmp/kiln-graph),
-#      KILN_GRAPH_BASE (the base table; default: kilnc's built-in one)
+#      KILN_GRAPH_BASE (the base table; default: kilnc's built-in one),
+#      KILN_GRAPH_DEPTH (the context the steps start from; default 0: the
+#      decode attention's schedule matters at long context too)
 set -uo pipefail
 [ $# -ge 2 ] && [ -d "$2" ] || { echo "usage: $0 TYPE DIR [ROUNDS]  (DIR: tools/graph_candidates.py's tables)" >&2; exit 2; }
 TYPE=$1 DIR=$2 ROUNDS=${3:-2}
-B=${KILN_BIN_DIR:-/tmp/kiln-gpu/pkg/bin} W=${KILN_GRAPH_WORK:-/tmp/kiln-graph}
+B=${KILN_BIN_DIR:-/tmp/kiln-gpu/pkg/bin} W=${KILN_GRAPH_WORK:-/tmp/kiln-graph} DEPTH=${KILN_GRAPH_DEPTH:-0}
 export KILN_TOKENIZER=${KILN_TOKENIZER:-$(cd "$(dirname "$0")/.." && pwd)/third_party/tokenizer-qwen3/models/tokenizer.json}
 [ -x "$B/kilnc" ] && [ -x "$B/kiln" ] || { echo "$0: no kilnc and kiln in $B (KILN_BIN_DIR)" >&2; exit 2; }
 mkdir -p "$W"
@@ -33,8 +35,8 @@ RUNS=$W/runs.tsv
 : > "$RUNS"
 bench() {  # ROUND NAME
   local ms
-  ms=$(timeout 60 "$B/kiln" bench -b "$W/$2.kiln" -m "$MODEL" --prompt-lengths 64 --depths 0 --steps 64 \
-    2>/dev/null | awk '/^ +0 /{print $3}')
+  ms=$(timeout 120 "$B/kiln" bench -b "$W/$2.kiln" -m "$MODEL" --prompt-lengths 64 --depths "$DEPTH" --steps 64 \
+    2>/dev/null | awk -v d="$DEPTH" '$1 == d && NF > 3 {print $3}')
   printf "r%d %-28s %s ms\n" "$1" "$2" "${ms:-failed}"
   [ -n "$ms" ] && printf "%s\t%s\n" "$2" "$ms" >> "$RUNS"
 }

@@ -111,9 +111,13 @@ cat > "$T/bin/kiln" <<'SH'
 #!/usr/bin/env bash
 n=$(basename "$3" .kiln)
 if [ "$1" = bench ]; then  # no line for the bundle: the bench fails
-  ms=$(grep "^$n " "$(dirname "$0")/ms.txt" | cut -d' ' -f2)
+  depth=0
+  for ((i = 1; i < $#; ++i)); do [ "${!i}" = --depths ] && { j=$((i + 1)); depth=${!j}; }; done
+  table=$(dirname "$0")/ms.txt  # ms-DEPTH.txt from other depths
+  [ "$depth" = 0 ] || table=$(dirname "$0")/ms-$depth.txt
+  ms=$(grep "^$n " "$table" | cut -d' ' -f2)
   [ -n "$ms" ] || exit 1
-  printf '    0  400.0  %s  2.9\n' "$ms"
+  printf 'depth  tok/s  ms/tok\n%5d  400.0  %s  2.9\n' "$depth" "$ms"
 fi
 [ "$1" = run ] && { [ "$n" = a-0 ] && echo "1 2 3" || echo "1 2 4"; }
 exit 0
@@ -129,6 +133,9 @@ check "a faster winner" grep -Eq "^a +fastest a-0 +2.2800 ms \(-0.0100 against b
 check "a slower best" grep -Eq "^b +fastest b-0 +2.2950 ms \(\+0.0050 against base\)$" <<<"$out"
 check "a winner's differing tokens" grep -q "a-0: greedy tokens differ from base" <<<"$out"
 check "a winner's same tokens" grep -q "c-0: the same 16 greedy tokens as base" <<<"$out"
+printf 'base 3.000\na-0 3.100\na-1 3.100\nb-0 3.100\nc-0 3.100\n' > "$T/bin/ms-4096.txt"
+out=$(KILN_BIN_DIR=$T/bin KILN_GRAPH_WORK=$T/w KILN_GRAPH_DEPTH=4096 bash "$SRC/tools/gpu_graph_select.sh" Q8_0 "$T/tables" 1)
+check "the steps from another depth" grep -q "base: 3.0000 ms a token (1 runs)" <<<"$out"
 expect_error "no tables folder" "usage:" bash "$SRC/tools/gpu_graph_select.sh" Q8_0 "$T/nowhere"
 mkdir -p "$T/empty"
 expect_error "no tables in the folder" "no .txtpb tables in" \
