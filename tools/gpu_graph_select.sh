@@ -33,10 +33,14 @@ printf '%s\0' "$DIR"/*.txtpb | xargs -0 -P "$(nproc)" -n 1 sh -c \
    { echo "$n: compile failed: $(tail -1 "$1/$n.log")"; rm -f "$1/$n.kiln"; }' "$B" "$W" "$MODEL"
 RUNS=$W/runs.tsv
 : > "$RUNS"
-bench() {  # ROUND NAME
+bench() {  # ROUND NAME: the step's ms from `kiln bench --json` (docs/cli.md)
   local ms
   ms=$(timeout 120 "$B/kiln" bench -b "$W/$2.kiln" -m "$MODEL" --prompt-lengths 64 --depths "$DEPTH" --steps 64 \
-    2>/dev/null | awk -v d="$DEPTH" '$1 == d && NF > 3 {print $3}')
+    --json 2>/dev/null | python3 -c '
+import json, sys
+for r in json.load(sys.stdin).get("decode", []):
+    if r["depth"] == int(sys.argv[1]):
+        print(r["ms_per_token"])' "$DEPTH" 2>/dev/null)
   printf "r%d %-28s %s ms\n" "$1" "$2" "${ms:-failed}"
   [ -n "$ms" ] && printf "%s\t%s\n" "$2" "$ms" >> "$RUNS"
 }

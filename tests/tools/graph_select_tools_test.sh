@@ -100,7 +100,8 @@ expect_error "an unknown family" "unknown family 'gemm'" \
 expect_error "a base that is no table" "no target line" python3 "$GC" --type Q8_0 --table "$T/v2.tsv" --out "$T/x" "$T/v2.tsv"
 
 # gpu_graph_select.sh with stand-ins: kilnc writes its -o file; kiln bench
-# prints a depth-0 row whose ms/token is the bundle's line in ms.txt; kiln run
+# prints JSON with one decode row at the --depths asked for, its ms/token the
+# bundle's line in ms.txt (ms-DEPTH.txt past depth 0); kiln run
 # prints the generated ids (3 here), different for bundle a-0's.
 mkdir -p "$T/bin" "$T/tables"
 cat > "$T/bin/kilnc" <<'SH'
@@ -117,7 +118,7 @@ if [ "$1" = bench ]; then  # no line for the bundle: the bench fails
   [ "$depth" = 0 ] || table=$(dirname "$0")/ms-$depth.txt
   ms=$(grep "^$n " "$table" | cut -d' ' -f2)
   [ -n "$ms" ] || exit 1
-  printf 'depth  tok/s  ms/tok\n%5d  400.0  %s  2.9\n' "$depth" "$ms"
+  printf '{"probe_gb_per_s": 4500, "decode": [{"depth": %d, "tok_per_s": 400.0, "ms_per_token": %s}]}\n' "$depth" "$ms"
 fi
 [ "$1" = run ] && { [ "$n" = a-0 ] && echo "1 2 3" || echo "1 2 4"; }
 exit 0
