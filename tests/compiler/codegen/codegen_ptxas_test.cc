@@ -196,7 +196,10 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
         s.matvec.stream_stages = r.stream_stages;
         s.matvec.release_early = r.release_early;
       }
-      if (pipelined || rows) s.matvec.stream_stages = 0, s.matvec.release_early = false;  // register paths
+      if (pipelined || rows) {  // register paths
+        s.matvec.stream_stages = 0;
+        s.matvec.release_early = false;
+      }
       if (pipelined) {
         s.matvec.pipeline_loads = !s.matvec.pipeline_loads;
         s.matvec.pipeline_rows = false;
