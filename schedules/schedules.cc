@@ -36,8 +36,6 @@ std::string_view CaseName(ScheduleEntry::ScheduleCase c) {
   return "none";
 }
 
-std::string Normalize(std::string_view target) { return absl::AsciiStrToLower(std::string(target)); }
-
 bool InRange(int64_t v, int64_t lo, int64_t hi) { return v >= lo && (hi == 0 || v <= hi); }
 
 bool Matches(const ScheduleEntry& e, const ScheduleKey& key) {
@@ -65,6 +63,8 @@ int GemmTileK(std::string_view dtype) {
 }
 
 }  // namespace
+
+std::string NormalizeTarget(std::string_view target) { return absl::AsciiStrToLower(std::string(target)); }
 
 absl::StatusOr<ScheduleEntry::ScheduleCase> ScheduleCaseOf(std::string_view family) {
   for (const FamilyKind& f : kFamilies)
@@ -154,7 +154,7 @@ absl::Status ScheduleLibrary::AddTable(ScheduleTable table, std::string_view ori
     return absl::InvalidArgumentError(absl::StrCat(std::string(origin), ": ", what));
   };
   if (table.target().empty()) return bad("the table has no target");
-  table.set_target(Normalize(table.target()));
+  table.set_target(NormalizeTarget(table.target()));
   if (HasTarget(table.target())) return bad(absl::StrCat("a second table for ", table.target()));
   for (int i = 0; i < table.entries_size(); ++i) {
     const ScheduleEntry& e = table.entries(i);
@@ -181,7 +181,7 @@ std::vector<std::string> ScheduleLibrary::Targets() const {
 }
 
 bool ScheduleLibrary::HasTarget(std::string_view target) const {
-  const std::string n = Normalize(target);
+  const std::string n = NormalizeTarget(target);
   return std::any_of(tables_.begin(), tables_.end(), [&](const ScheduleTable& t) { return t.target() == n; });
 }
 
@@ -189,7 +189,7 @@ absl::StatusOr<ScheduleChoice> ScheduleLibrary::Lookup(const ScheduleKey& key, s
   absl::StatusOr<ScheduleEntry::ScheduleCase> kind = ScheduleCaseOf(key.family);
   if (!kind.ok()) return kind.status();
   ScheduleChoice choice;
-  choice.target = Normalize(target);
+  choice.target = NormalizeTarget(target);
   for (const ScheduleTable& t : tables_) {
     if (t.target() != choice.target) continue;
     for (const ScheduleEntry& e : t.entries()) {

@@ -47,6 +47,9 @@ absl::Span<const EmbeddedTable> EmbeddedSpaces();
 // naming the first error.
 absl::Status ParseTextProto(std::string_view text, std::string_view origin, google::protobuf::Message* out);
 
+// A target's name as tables and lookups compare it ("SM_90" is "sm_90").
+std::string NormalizeTarget(std::string_view target);
+
 // The schedule message a family uses; InvalidArgument for unknown families.
 absl::StatusOr<ScheduleEntry::ScheduleCase> ScheduleCaseOf(std::string_view family);
 

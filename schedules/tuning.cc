@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/text_format.h"
@@ -64,8 +65,6 @@ std::string Clean(std::string s) {
     if (c == '\t' || c == '\n' || c == '\r') c = ' ';
   return s;
 }
-
-std::string Normalize(std::string_view s) { return absl::AsciiStrToLower(std::string(s)); }
 
 constexpr char kCacheHeader[] =
     "# kiln tune cache v2: gpu sm_count driver target family dtype rows cols schedule variant code status us "
@@ -204,7 +203,7 @@ namespace {
 
 // RecordKey less the code: one schedule of one shape, however compiled.
 std::string CandidateKey(const TuneRecord& r) {
-  return absl::StrCat(r.device.gpu, "|", Normalize(r.target), "|", ShapeKey(r.key), "|", r.schedule, "|",
+  return absl::StrCat(r.device.gpu, "|", NormalizeTarget(r.target), "|", ShapeKey(r.key), "|", r.schedule, "|",
                       r.variant);
 }
 
@@ -267,6 +266,8 @@ absl::StatusOr<TuneCache> TuneCache::Open(const std::string& path, std::vector<s
   absl::StatusOr<std::string> read = ReadTextFile(path);
   if (absl::IsNotFound(read.status())) return cache;  // a new cache
   if (!read.ok()) return read.status();
+  if (absl::StartsWith(*read, "\x1f\x8b"))
+    return absl::DataLossError(absl::StrCat(path, " is gzip-compressed: decompress it first (gunzip -k)"));
   const std::string text = *std::move(read);
   size_t pos = 0;
   int line_no = 0;
@@ -348,22 +349,27 @@ absl::Status TuneCache::Append(const TuneRecord& record) {
 
 // ---- export ----
 
-absl::StatusOr<ExportedTable> ExportTable(absl::Span<const TuneRecord> records, const ScheduleTable& base,
-                                          const ExportOptions& options) {
-  const std::string target = Normalize(options.target);
+absl::StatusOr<std::string> ChooseGpu(absl::Span<const TuneRecord> records, std::string_view target,
+                                      const std::string& gpu) {
+  const std::string t = NormalizeTarget(target);
   std::set<std::string> gpus;
   for (const TuneRecord& r : records)
-    if (Normalize(r.target) == target && r.status == TuneStatus::kOk && r.variant.empty()) gpus.insert(r.device.gpu);
-  std::string gpu = options.gpu;
-  if (gpu.empty()) {
-    if (gpus.empty()) return absl::InvalidArgumentError(absl::StrCat("no correct results for ", target, " to export"));
-    if (gpus.size() > 1)
-      return absl::InvalidArgumentError(absl::StrCat("results for ", target, " come from several GPUs (",
-                                                     absl::StrJoin(gpus, ", "), "): choose one with --gpu"));
-    gpu = *gpus.begin();
-  } else if (!gpus.count(gpu)) {
-    return absl::InvalidArgumentError(absl::StrCat("no correct results for ", target, " on '", gpu, "'"));
+    if (NormalizeTarget(r.target) == t && r.status == TuneStatus::kOk && r.variant.empty()) gpus.insert(r.device.gpu);
+  if (!gpu.empty()) {
+    if (!gpus.count(gpu)) return absl::InvalidArgumentError(absl::StrCat("no correct results for ", t, " on '", gpu, "'"));
+    return gpu;
   }
+  if (gpus.empty()) return absl::InvalidArgumentError(absl::StrCat("no correct results for ", t));
+  if (gpus.size() > 1)
+    return absl::InvalidArgumentError(absl::StrCat("results for ", t, " come from several GPUs (",
+                                                   absl::StrJoin(gpus, ", "), "): choose one with --gpu"));
+  return *gpus.begin();
+}
+
+absl::StatusOr<ExportedTable> ExportTable(absl::Span<const TuneRecord> records, const ScheduleTable& base,
+                                          const ExportOptions& options) {
+  const std::string target = NormalizeTarget(options.target);
+  ASSIGN_OR_RETURN(const std::string gpu, ChooseGpu(records, target, options.gpu));
 
   // Each schedule's newest record (the highest seq; among equal ones, the
   // later), where the options name current codes only those.
@@ -371,7 +377,7 @@ absl::StatusOr<ExportedTable> ExportTable(absl::Span<const TuneRecord> records, 
   std::vector<std::string> order;
   int superseded = 0, not_current = 0;
   for (const TuneRecord& r : records) {
-    if (Normalize(r.target) != target || r.device.gpu != gpu || !r.variant.empty()) continue;
+    if (NormalizeTarget(r.target) != target || r.device.gpu != gpu || !r.variant.empty()) continue;
     auto codes = options.current_codes.find(ShapeKey(r.key));
     if (codes != options.current_codes.end() && !codes->second.count(r.code)) {
       ++not_current;

@@ -127,6 +127,12 @@ class TuneCache {
 
 // ---- export ----
 
+// The GPU whose results to use: `gpu` if the correct results for `target`
+// (status ok, no variant) include it, else the only GPU they come from;
+// InvalidArgument when there is none, or several and `gpu` is empty.
+absl::StatusOr<std::string> ChooseGpu(absl::Span<const TuneRecord> records, std::string_view target,
+                                      const std::string& gpu);
+
 struct ExportOptions {
   std::string target = "sm_90";
   std::string gpu;  // the GPU whose results to export; empty: the only one in the records

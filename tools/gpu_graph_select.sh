@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU host: time each table tools/graph_candidates.py wrote inside the
+# On the GPU host: time each table `kilnc tune --candidates` wrote inside the
 # decode graph and name each shape's winner. Every table in DIR is compiled
 # for the 8B synthetic model of TYPE (seed 1), then `kiln bench
 # --prompt-lengths 64 --depths DEPTH --steps 64` times each, the base table's
@@ -15,7 +15,7 @@
 #      KILN_GRAPH_DEPTH (the context the steps start from; default 0: the
 #      decode attention's schedule matters at long context too)
 set -uo pipefail
-[ $# -ge 2 ] && [ -d "$2" ] || { echo "usage: $0 TYPE DIR [ROUNDS]  (DIR: tools/graph_candidates.py's tables)" >&2; exit 2; }
+[ $# -ge 2 ] && [ -d "$2" ] || { echo "usage: $0 TYPE DIR [ROUNDS]  (DIR: kilnc tune --candidates' tables)" >&2; exit 2; }
 TYPE=$1 DIR=$2 ROUNDS=${3:-2}
 B=${KILN_BIN_DIR:-/tmp/kiln-gpu/pkg/bin} W=${KILN_GRAPH_WORK:-/tmp/kiln-graph} DEPTH=${KILN_GRAPH_DEPTH:-0}
 export KILN_TOKENIZER=${KILN_TOKENIZER:-$(cd "$(dirname "$0")/.." && pwd)/third_party/tokenizer-qwen3/models/tokenizer.json}
@@ -41,7 +41,7 @@ import json, sys
 for r in json.load(sys.stdin).get("decode", []):
     if r["depth"] == int(sys.argv[1]):
         print(r["ms_per_token"])' "$DEPTH" 2>/dev/null)
-  printf "r%d %-28s %s ms\n" "$1" "$2" "${ms:-failed}"
+  printf "r%d %-34s %s ms\n" "$1" "$2" "${ms:-failed}"
   [ -n "$ms" ] && printf "%s\t%s\n" "$2" "$ms" >> "$RUNS"
 }
 for r in $(seq 1 "$ROUNDS"); do
@@ -70,7 +70,7 @@ for n in mean:
 print('base: %.4f ms a token (%d runs)' % (mean['base'], len(runs['base'])))
 for s, names in sorted(shapes.items()):
     w = min(names, key=mean.get)
-    print('%-26s fastest %-30s %.4f ms (%+.4f against base)%s' % (s, w, mean[w], mean[w] - mean['base'],
+    print('%-32s fastest %-34s %.4f ms (%+.4f against base)%s' % (s, w, mean[w], mean[w] - mean['base'],
                                                                ' faster' if mean[w] < mean['base'] else ''))
 PY
 cat "$W/summary.txt"

@@ -6,6 +6,8 @@
 
 #include <climits>
 #include <cstdio>
+#include <filesystem>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +29,7 @@
 #include "compiler/tune/worker_process.h"
 #include "models/qwen3_config.h"
 #include "models/qwen3_graph.h"
+#include "schedules/graph_candidates.h"
 #include "schedules/schedules.h"
 #include "schedules/tuning.h"
 #include "support/read_file.h"
@@ -39,8 +42,13 @@ ABSL_FLAG(std::string, families, "matvec,attention_decode",
           "kernel families to tune (matvec, attention_decode; 'attention' = attention_decode)");
 ABSL_FLAG(absl::Duration, budget, absl::InfiniteDuration(),
           "stop starting candidates after this long (e.g. 5m); what finished is kept and exported");
-ABSL_FLAG(std::string, cache, "kilnc-tune.tsv", "results cache: appended as candidates finish, read to resume");
+ABSL_FLAG(std::string, cache, "kilnc-tune.tsv",
+          "results cache: appended as candidates finish, read to resume (without -m: a,b,... reads several)");
 ABSL_FLAG(std::string, export, "", "write the winners as a schedule table (.txtpb) to this file");
+ABSL_FLAG(std::string, candidates, "",
+          "write each shape's --top fastest schedules as tables to this folder, for choosing inside the decode graph");
+ABSL_FLAG(int, top, 6, "schedules per shape for --candidates");
+ABSL_FLAG(std::string, dtypes, "", "--candidates: only shapes of these weight (or KV) dtypes, a,b,... (default all)");
 ABSL_FLAG(std::string, base, "", "table whose entries follow the tuned ones (default: the built-in one)");
 ABSL_FLAG(std::string, gpu, "", "export the results of this GPU (default: the only one in the cache)");
 ABSL_FLAG(absl::Duration, candidate_timeout, absl::Seconds(30),
@@ -60,7 +68,8 @@ namespace kiln::compiler {
 namespace {
 
 constexpr char kTuneUsage[] = R"(usage: kilnc tune -m X.gguf [--target sm_90] [flags]
-       kilnc tune --export sm_90.txtpb [--cache F]      (export only)
+       kilnc tune --export sm_90.txtpb [--cache F[,G...]]      (export only)
+       kilnc tune --candidates DIR [--top 6] [--dtypes a,b] [--cache F[,G...]]
 
 Times schedule candidates for the kernels the model's decode plan launches
 (one per family, weight type and shape) on the GPU, in a worker process: a
@@ -71,8 +80,15 @@ search goes on. Results go to the cache as they finish; a rerun skips them.
   --target sm_90             GPU target (schedule tables)
   --families a,b             matvec,attention_decode (default: both)
   --budget 5m                stop starting candidates after this long
-  --cache F                  results cache (default kilnc-tune.tsv)
+  --cache F                  results cache (default kilnc-tune.tsv); without -m,
+                             F,G,... reads several
   --export F                 write the winners as a schedule table to F
+  --candidates DIR           write each shape's --top fastest schedules, one table
+                             each (the base with that entry replaced), and
+                             index.tsv, to DIR: timed inside the decode graph by
+                             tools/gpu_graph_select.sh (docs/tuning.md)
+  --top N                    schedules per shape for --candidates (default 6)
+  --dtypes a,b               --candidates: only these weight (KV) dtypes
   --base F                   entries after the tuned ones (default: built-in table)
   --gpu NAME                 export this GPU's results (cache with several GPUs)
   --candidate-timeout 30s    per-candidate limit (load, check, time)
@@ -131,14 +147,14 @@ absl::StatusOr<schedules::ScheduleTable> BaseTable(const std::string& target) {
 
 // `codes`: the shapes just searched and their candidates' codes (empty for
 // an export alone: each schedule's newest record counts).
-absl::Status Export(const schedules::TuneCache& cache, const std::string& target, const std::string& path,
-                    std::map<std::string, std::set<std::string>> codes = {}) {
+absl::Status Export(absl::Span<const schedules::TuneRecord> records, const std::string& target,
+                    const std::string& path, std::map<std::string, std::set<std::string>> codes = {}) {
   ASSIGN_OR_RETURN(schedules::ScheduleTable base, BaseTable(target));
   schedules::ExportOptions eo;
   eo.target = target;
   eo.gpu = absl::GetFlag(FLAGS_gpu);
   eo.current_codes = std::move(codes);
-  ASSIGN_OR_RETURN(schedules::ExportedTable table, schedules::ExportTable(cache.records(), base, eo));
+  ASSIGN_OR_RETURN(schedules::ExportedTable table, schedules::ExportTable(records, base, eo));
   RETURN_IF_ERROR(WriteFileAtomically(path, schedules::FormatTable(table)));
   // The report above lists this run's candidates; the export picks from
   // every result the cache holds, earlier runs' (other spaces) included.
@@ -146,7 +162,7 @@ absl::Status Export(const schedules::TuneCache& cache, const std::string& target
                "tune: wrote %s: %d tuned entries for %s on %s (each shape's best of the cache's %zu results), then %d "
                "from the base table\n",
                path.c_str(), table.tuned_entries, target.c_str(), table.table.provenance().gpu().c_str(),
-               cache.records().size(), table.table.entries_size() - table.tuned_entries);
+               records.size(), table.table.entries_size() - table.tuned_entries);
   if (table.not_current > 0)
     std::fprintf(stderr, "tune: left out %d results of the searched shapes that another kilnc's code measured\n",
                  table.not_current);
@@ -157,6 +173,60 @@ absl::Status Export(const schedules::TuneCache& cache, const std::string& target
                  "change\n",
                  table.superseded);
   return absl::OkStatus();
+}
+
+// Writes the candidate tables and index.tsv to --candidates (made if
+// missing). `records`: every cache's; `shapes`: the shapes a search just
+// ran (empty for no search: every shape the records hold).
+absl::Status WriteCandidates(absl::Span<const schedules::TuneRecord> records, const std::string& target,
+                             const std::string& dir, std::set<std::string> shapes = {}) {
+  ASSIGN_OR_RETURN(schedules::ScheduleTable base, BaseTable(target));
+  schedules::CandidateOptions co;
+  co.target = target;
+  co.gpu = absl::GetFlag(FLAGS_gpu);
+  co.top = absl::GetFlag(FLAGS_top);
+  ASSIGN_OR_RETURN(std::vector<std::string> families, Families());
+  co.families = {families.begin(), families.end()};
+  co.dtypes = absl::StrSplit(absl::GetFlag(FLAGS_dtypes), ',', absl::SkipEmpty());
+  co.shapes = std::move(shapes);
+  ASSIGN_OR_RETURN(std::vector<schedules::CandidateTable> tables, schedules::GraphCandidates(records, base, co));
+  // tools/gpu_graph_select.sh times every table in the folder: an earlier
+  // run's must not mix with these.
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_empty(dir, ec))
+    return absl::InvalidArgumentError(
+        absl::StrCat("--candidates ", dir, ": not an empty folder (an earlier run's tables would be timed with these)"));
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat("--candidates: cannot make ", dir, ": ", ec.message()));
+  for (const schedules::CandidateTable& t : tables)
+    RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(dir, "/", t.name, ".txtpb"), schedules::FormatCandidateTable(t)));
+  RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(dir, "/index.tsv"), schedules::FormatCandidateIndex(tables)));
+  std::fprintf(stderr, "tune: wrote %zu candidate tables and index.tsv to %s (up to %d schedules a shape)\n",
+               tables.size(), dir.c_str(), co.top);
+  return absl::OkStatus();
+}
+
+// The caches --cache names (a,b,...: several, for an export alone), each
+// read as a search resumes it; their records, in order.
+absl::StatusOr<std::vector<schedules::TuneRecord>> ReadCaches(const std::vector<std::string>& paths) {
+  std::vector<schedules::TuneRecord> records;
+  for (const std::string& path : paths) {
+    // A search starts a missing cache; to read one, it must be there.
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return absl::NotFoundError(absl::StrCat("no cache ", path));
+    std::vector<std::string> warnings;
+    ASSIGN_OR_RETURN(schedules::TuneCache cache, schedules::TuneCache::Open(path, &warnings));
+    for (const std::string& w : warnings) std::fprintf(stderr, "tune: warning: %s\n", w.c_str());
+    if (cache.records().empty()) std::fprintf(stderr, "tune: warning: %s holds no result\n", path.c_str());
+    // A later cache's records count as newer (ExportTable's newest of a
+    // schedule measured by several kilncs).
+    const int64_t offset = records.empty() ? 0 : records.back().seq;
+    for (schedules::TuneRecord r : cache.records()) {
+      r.seq += offset;
+      records.push_back(std::move(r));
+    }
+  }
+  return records;
 }
 
 void PrintReport(const tune::TuneReport& r) {
@@ -182,18 +252,27 @@ absl::Status Tune(const std::vector<std::string>& positional) {
   RETURN_IF_ERROR(CheckPositionals(positional, ModelPositionals()));
   const std::string target = absl::GetFlag(FLAGS_target);
   RETURN_IF_ERROR(codegen::Target::FromName(target).status());
-  std::vector<std::string> warnings;
-  ASSIGN_OR_RETURN(schedules::TuneCache cache, schedules::TuneCache::Open(absl::GetFlag(FLAGS_cache), &warnings));
-  for (const std::string& w : warnings) std::fprintf(stderr, "tune: warning: %s\n", w.c_str());
   const std::string export_path = absl::GetFlag(FLAGS_export);
-  RETURN_IF_ERROR(CheckOutputPath("--export", export_path,
-                                  {absl::GetFlag(FLAGS_cache), absl::GetFlag(FLAGS_base), absl::GetFlag(FLAGS_spaces),
-                                   absl::GetFlag(FLAGS_model), positional.empty() ? "" : positional.front()}));
+  const std::string candidates_dir = absl::GetFlag(FLAGS_candidates);
+  const std::vector<std::string> caches = absl::StrSplit(absl::GetFlag(FLAGS_cache), ',', absl::SkipEmpty());
+  if (caches.empty()) return UsageError("--cache is empty");
+  std::vector<std::string> inputs = {absl::GetFlag(FLAGS_base), absl::GetFlag(FLAGS_spaces),
+                                     absl::GetFlag(FLAGS_model), positional.empty() ? "" : positional.front()};
+  inputs.insert(inputs.end(), caches.begin(), caches.end());
+  RETURN_IF_ERROR(CheckOutputPath("--export", export_path, inputs));
   const bool have_model = !absl::GetFlag(FLAGS_model).empty() || !positional.empty();
   if (!have_model) {
-    if (export_path.empty()) return UsageError("nothing to do: give -m X.gguf, or --export F");
-    return Export(cache, target, export_path);
+    if (export_path.empty() && candidates_dir.empty())
+      return UsageError("nothing to do: give -m X.gguf, --export F or --candidates DIR");
+    ASSIGN_OR_RETURN(const std::vector<schedules::TuneRecord> records, ReadCaches(caches));
+    if (!export_path.empty()) RETURN_IF_ERROR(Export(records, target, export_path));
+    if (!candidates_dir.empty()) RETURN_IF_ERROR(WriteCandidates(records, target, candidates_dir));
+    return absl::OkStatus();
   }
+  if (caches.size() > 1) return UsageError("a search appends to one --cache, not a list");
+  std::vector<std::string> warnings;
+  ASSIGN_OR_RETURN(schedules::TuneCache cache, schedules::TuneCache::Open(caches.front(), &warnings));
+  for (const std::string& w : warnings) std::fprintf(stderr, "tune: warning: %s\n", w.c_str());
 
   ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, OpenModel(positional));
   ASSIGN_OR_RETURN(models::Qwen3Config config, models::ReadQwen3Config(*file));
@@ -241,14 +320,19 @@ absl::Status Tune(const std::vector<std::string>& positional) {
   ::signal(SIGPIPE, SIG_IGN);
   ASSIGN_OR_RETURN(tune::TuneReport report, tune::RunTuning(units, cache, o, stderr));
   PrintReport(report);
-  if (!export_path.empty()) RETURN_IF_ERROR(Export(cache, target, export_path, report.codes));
+  if (!export_path.empty()) RETURN_IF_ERROR(Export(cache.records(), target, export_path, report.codes));
+  if (!candidates_dir.empty()) {
+    std::set<std::string> searched;
+    for (const auto& [shape, codes] : report.codes) searched.insert(shape);
+    RETURN_IF_ERROR(WriteCandidates(cache.records(), target, candidates_dir, std::move(searched)));
+  }
   return absl::OkStatus();
 }
 
 }  // namespace
 
 int RunTune(const std::vector<std::string>& args) {
-  ParsedArgs parsed = ParseArgs("tune", args, kTuneUsage, {"model", "target", "families", "budget", "cache", "export", "base", "gpu", "candidate_timeout", "spaces", "limit", "samples", "rotate_mib", "attention_position", "verbose", "inject_test_candidates", "fake_device"});
+  ParsedArgs parsed = ParseArgs("tune", args, kTuneUsage, {"model", "target", "families", "budget", "cache", "export", "candidates", "top", "dtypes", "base", "gpu", "candidate_timeout", "spaces", "limit", "samples", "rotate_mib", "attention_position", "verbose", "inject_test_candidates", "fake_device"});
   if (parsed.exit_code) return *parsed.exit_code;
   if (absl::Status s = Tune(parsed.positional); !s.ok()) return Fail("tune", s);
   return 0;

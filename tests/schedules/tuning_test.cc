@@ -219,6 +219,15 @@ TEST(Tuning, CacheRejectsACorruptLineInTheMiddle) {
   std::filesystem::remove(path);
 }
 
+TEST(Tuning, CacheNamesAGzippedFile) {
+  const std::string path = TempPath("kiln_tune.tsv.gz");
+  { std::ofstream(path) << "\x1f\x8b\x08" << std::string(20, '\0'); }
+  auto cache = TuneCache::Open(path, nullptr);
+  EXPECT_EQ(cache.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(cache.status().message().find("gzip-compressed"), std::string::npos) << cache.status();
+  std::filesystem::remove(path);
+}
+
 // The table an export appends after its tuned entries: fixed here, not the
 // shipped sm_90 table, whose tuned entries change with every tuning run.
 ScheduleTable BaseSm90() {

@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
-# tools/graph_candidates.py: from kilnc tune caches (v1 and v2 lines), the K
+# kilnc tune --candidates: from several tune caches (v1 and v2 lines), the K
 # fastest distinct ok schedules of each shape the base table has an exact
-# entry for (matvecs; the decode attention when asked), each table the base
-# with that one entry replaced (and loadable
-# by kilnc); clear errors for bad input. tools/gpu_graph_select.sh, with
-# stand-ins for kilnc and kiln: per shape the fastest table against the base,
-# and the greedy-token check of the winners.
+# entry for (of the families and dtypes asked for), each table the base with
+# that one entry replaced (and loadable by kilnc); clear errors for bad
+# input (graph_candidates_test covers the selection in detail).
+# tools/gpu_graph_select.sh, with stand-ins for kilnc and kiln: per shape the
+# fastest table against the base, and the greedy-token check of the winners.
 set -uo pipefail
 KILNC=$1
 SRC=$2
 # shellcheck source=../script_checks.sh
 source "$SRC/tests/script_checks.sh"
-GC=$SRC/tools/graph_candidates.py
 # A fixture table: the shipped one with its two planar Q8_0 entries used
 # here set to FIX, so a retune of the shipped table does not move the test.
 FIX="threads: 128 rows_per_block: 8 vector_bytes: 16 unroll: 1 row_groups: 4"
@@ -55,49 +54,49 @@ G="NVIDIA H200	132	580"
   printf '%s\tsm_90\tmatvec\tq8_0_planar\t4096\t4096\t%s\t\tc0de\tok\t6.000\t1\t1e-7\td\t-\n' "$G" "$S512"
   printf '%s\tsm_90\tattention_decode\tf16\t32\t128\t%s\t\tc0de\tok\t5.000\t1\t1e-7\td\t-\n' "$G" "$ATT"
 } > "$T/v2.tsv"
-gzip -k "$T/v2.tsv"
 
-out=$(python3 "$GC" --type Q8_0 --k 3 --table "$TABLE" --out "$T/gc" "$T/v1.tsv" "$T/v2.tsv.gz" 2> "$T/gc.err")
-check "reports the tables written" grep -q "4 tables in $T/gc" <<<"$out"
-check "warns of the line cut off mid-write" grep -q "v1.tsv: the last line has no newline" "$T/gc.err"
+tune() { "$KILNC" tune --base "$TABLE" "$@"; }
+out=$(tune --families matvec --dtypes q8_0_planar --top 3 --candidates "$T/gc" --cache "$T/v1.tsv,$T/v2.tsv" 2>&1)
+check "reports the tables written" grep -q "wrote 4 candidate tables and index.tsv to $T/gc" <<<"$out"
+check "warns of the line cut off mid-write" grep -q "v1.tsv:10: the last line is incomplete" <<<"$out"
 # The fault, the sm_89 line, the variant, the shapes without an exact entry
-# (1000x1000) or of another type and the cut-off line never count; S256 at
+# (1000x1000) or of another dtype and the cut-off line never count; S256 at
 # its faster time (8.6 in v2, 9.0 in v1); S512 once, at 8.7, however spelled.
-check "K fastest distinct ok schedules a shape, fastest first" diff <(cut -f1-4 "$T/gc/index.tsv") \
-  <(printf 'q8_0_planar4096x4096-0\tmatvec q8_0_planar 4096x4096\t6.000\t%s\n' "$S512"
-    printf 'q8_0_planar6144x4096-0\tmatvec q8_0_planar 6144x4096\t8.500\t%s\n' "$SALL"
-    printf 'q8_0_planar6144x4096-1\tmatvec q8_0_planar 6144x4096\t8.600\t%s\n' "$S256"
-    printf 'q8_0_planar6144x4096-2\tmatvec q8_0_planar 6144x4096\t8.700\t%s\n' "$S512")
+check "K fastest distinct ok schedules a shape, fastest first" diff "$T/gc/index.tsv" \
+  <(printf 'matvec_q8_0_planar_4096x4096-0\tmatvec q8_0_planar 4096x4096\t6.000\t%s\n' "$S512"
+    printf 'matvec_q8_0_planar_6144x4096-0\tmatvec q8_0_planar 6144x4096\t8.500\t%s\n' "$SALL"
+    printf 'matvec_q8_0_planar_6144x4096-1\tmatvec q8_0_planar 6144x4096\t8.600\t%s\n' "$S256"
+    printf 'matvec_q8_0_planar_6144x4096-2\tmatvec q8_0_planar 6144x4096\t8.700\t%s\n' "$S512")
 "$KILNC" synth --preset tiny --type Q8_0 --seed 3 -o "$T/m.gguf" 2>/dev/null
 compiles() { "$KILNC" compile "$T/m.gguf" --schedules "$1" -o "$T/m.kiln" > "$T/compile.log" 2>&1; }
-check "no attention table unless asked" test ! -e "$T/gc/attention_f1632x128-0.txtpb"
-python3 "$GC" --type Q8_0 --families attention_decode --table "$TABLE" --out "$T/ga" "$T/v2.tsv" > /dev/null
+check "no attention table unless asked" test ! -e "$T/gc/attention_decode_f16_32x128-0.txtpb"
+tune --families attention_decode --candidates "$T/ga" --cache "$T/v2.tsv" 2> /dev/null
 check "the decode attention's table with --families" \
-  grep -qF "  attention { $ATT_FULL }" <(diff "$TABLE" "$T/ga/attention_f1632x128-0.txtpb")
-check "kilnc compiles with the attention's table" compiles "$T/ga/attention_f1632x128-0.txtpb"
-check "only the attention's" test "$(ls "$T/ga" | tr '\n' ' ')" = "attention_f1632x128-0.txtpb index.tsv "
-changed=$(diff "$TABLE" "$T/gc/q8_0_planar6144x4096-1.txtpb" | grep -c '^>')
-check "a table changes one line of the base" test "$changed" = 1
-check "that line is the shape's entry with the schedule" \
-  grep -qF "  matvec { $S256 }" <(diff "$TABLE" "$T/gc/q8_0_planar6144x4096-1.txtpb")
-check "kilnc compiles with a written table" compiles "$T/gc/q8_0_planar6144x4096-1.txtpb"
+  grep -qF "# { $ATT_FULL }" "$T/ga/attention_decode_f16_32x128-0.txtpb"
+check "kilnc compiles with the attention's table" compiles "$T/ga/attention_decode_f16_32x128-0.txtpb"
+check "only the attention's" test "$(ls "$T/ga" | tr '\n' ' ')" = "attention_decode_f16_32x128-0.txtpb index.tsv "
+check "a table says its schedule" grep -qF "# { $S256 }, 8.600 us alone" "$T/gc/matvec_q8_0_planar_6144x4096-1.txtpb"
+check "kilnc compiles with a written table" compiles "$T/gc/matvec_q8_0_planar_6144x4096-1.txtpb"
 check "kilnc's bundle" test -s "$T/m.kiln"
-expect_error "a missing cache" "No such file" python3 "$GC" --type Q8_0 --out "$T/x" "$T/none.tsv"
+expect_error "a missing cache" "no cache $T/none.tsv" tune --candidates "$T/x" --cache "$T/none.tsv"
+gzip -k "$T/v2.tsv"
+expect_error "a gzipped cache" "v2.tsv.gz is gzip-compressed" tune --candidates "$T/x" --cache "$T/v2.tsv.gz"
 printf 'garbage\n' > "$T/bad.tsv"
-expect_error "a line that is not a cache line" "bad.tsv:1: not a kilnc tune cache line (1 tab-separated fields" \
-  python3 "$GC" --type Q8_0 --out "$T/x" "$T/bad.tsv"
+expect_error "a line that is not a cache line" "bad.tsv:1: expected 17 tab-separated fields" \
+  tune --candidates "$T/x" --cache "$T/bad.tsv"
 sed 's/\t6144\t4096\t/\tsix\t4096\t/' "$T/v2.tsv" > "$T/bad2.tsv"
-expect_error "a bad number" "bad2.tsv:2: bad rows, cols or us field" python3 "$GC" --type Q8_0 --out "$T/x" "$T/bad2.tsv"
+expect_error "a bad number" "bad2.tsv:2: bad rows field" tune --candidates "$T/x" --cache "$T/bad2.tsv"
 sed 's/threads: 256 rows/thread: 256 rows/' "$T/v2.tsv" > "$T/bad3.tsv"
-expect_error "an unknown schedule field" "bad3.tsv:2: unknown MatVecSchedule field thread" \
-  python3 "$GC" --type Q8_0 --out "$T/x" "$T/bad3.tsv"
-expect_error "nothing of the type" "no correct cached schedule of a Q4_K_M shape" \
-  python3 "$GC" --type Q4_K_M --table "$TABLE" --out "$T/x" "$T/v2.tsv"
-expect_error "an unknown type" "invalid choice" python3 "$GC" --type Q5_K --out "$T/x" "$T/v1.tsv"
-expect_error "no schedule a shape" "--k 0: give at least 1" python3 "$GC" --type Q8_0 --k 0 --out "$T/x" "$T/v2.tsv"
-expect_error "an unknown family" "unknown family 'gemm'" \
-  python3 "$GC" --type Q8_0 --families matvec,gemm --out "$T/x" "$T/v2.tsv"
-expect_error "a base that is no table" "no target line" python3 "$GC" --type Q8_0 --table "$T/v2.tsv" --out "$T/x" "$T/v2.tsv"
+expect_error "an unknown schedule field" "bad schedule 'thread: 256" tune --candidates "$T/x" --cache "$T/bad3.tsv"
+expect_error "nothing of the dtypes" "of a shape with an exact entry in the base table" \
+  tune --dtypes q4_k,q6_k --candidates "$T/x" --cache "$T/v2.tsv"
+expect_error "no schedule a shape" "--top 0: give at least 1" tune --top 0 --candidates "$T/x" --cache "$T/v2.tsv"
+expect_error "an unknown family" "cannot tune 'gemm'" tune --families matvec,gemm --candidates "$T/x" --cache "$T/v2.tsv"
+expect_error "a base that is no table" "v2.tsv:2:8: Message type" tune --base "$T/v2.tsv" --candidates "$T/x" --cache "$T/v2.tsv"
+expect_error "a folder with an earlier run's tables" "not an empty folder" \
+  tune --candidates "$T/gc" --cache "$T/v2.tsv"
+expect_error "a search with several caches" "one --cache, not a list" \
+  tune -m "$T/m.gguf" --candidates "$T/x" --cache "$T/v1.tsv,$T/v2.tsv"
 
 # gpu_graph_select.sh with stand-ins: kilnc writes its -o file; kiln bench
 # prints JSON with one decode row at the --depths asked for, its ms/token the

@@ -7,8 +7,9 @@
 # bench, plus the base every 8).
 S=bench/logs/2026-12-04-h200-s18
 KILN_CALL_TESTS="" bash tools/gpu_call.sh > /dev/null 2>&1  # unpacks .gpu/
-python3 tools/graph_candidates.py --type Q8_0 --families attention_decode --k 6 --out /tmp/att \
-  bench/logs/2026-12-03-h200-s9/call2/attention-100.tsv > "$OUT/attention.txt" 2>&1
+# (Session 19: kilnc tune --candidates replaced tools/graph_candidates.py.)
+/tmp/kiln-gpu/pkg/bin/kilnc tune --candidates /tmp/att --families attention_decode --top 6 \
+  --cache bench/logs/2026-12-03-h200-s9/call2/attention-100.tsv > "$OUT/attention.txt" 2>&1
 cp /tmp/att/index.tsv "$OUT/attention-candidates.tsv"
 for T in Q8_0 Q4_K_M; do
   for D in 0 4096; do
