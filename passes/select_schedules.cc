@@ -42,9 +42,12 @@ absl::StatusOr<schedules::ScheduleKey> KeyOf(const Op& kernel, const std::string
     if (absl::Status s = expect(OpKind::kMatMul); !s.ok()) return s;
     const TensorType& w = anchor.operand(1)->type();
     // Tables key planar Q8_0 as "q8_0_planar" and planar Q6_K as its GGUF
-    // type, "q6_k" (the tables' q6_k entries are for the planar kernels).
+    // type, "q6_k" (the tables' q6_k entries are for the planar kernels);
+    // the GGUF Q6_K blocks kept as stored (a tied embedding's) are
+    // "q6_k_blocks", so the planar kernels' tuned entries never reach them.
     key.weight_dtype = w.dtype == ir::DType::kI8 && anchor.num_operands() == 3 ? "q8_0_planar"
                        : w.dtype == ir::DType::kQ6_KData                 ? "q6_k"
+                       : w.dtype == ir::DType::kQ6_K                     ? "q6_k_blocks"
                                                                          : std::string(ir::DTypeName(w.dtype));
     key.rows = StaticOr0(w.shape[0]);
     key.cols = StaticOr0(w.shape[1]);

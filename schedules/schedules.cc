@@ -51,13 +51,13 @@ bool Matches(const ScheduleEntry& e, const ScheduleKey& key) {
 int MatVecRowsPerBlock(std::string_view dtype) {
   if (dtype == "f32" || dtype == "f16" || dtype == "bf16") return 2;
   if (dtype == "q4_0" || dtype == "q4_k" || dtype == "q5_k") return 8;
-  return 4;  // q8_0, q8_0_planar, q6_k
+  return 4;  // q8_0, q8_0_planar, q6_k, q6_k_blocks
 }
 
 // The format's column window (compiler/codegen kernel_abi.cc
 // GetFormatGeometry), rounded up to 32: gemm tile_k must be a multiple.
 int GemmTileK(std::string_view dtype) {
-  if (dtype == "q6_k") return 128;
+  if (dtype == "q6_k" || dtype == "q6_k_blocks") return 128;
   if (dtype == "q4_k" || dtype == "q5_k") return 64;
   return 32;
 }

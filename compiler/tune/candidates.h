@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/codegen/kernel_abi.h"
 #include "compiler/codegen/kernel_spec.h"
+#include "compiler/tune/spec_entries.h"
 #include "ir/ir.h"
 #include "models/gguf/gguf_file.h"
 #include "schedules/schedule.pb.h"
@@ -24,17 +25,6 @@ namespace kiln::tune {
 
 // The families the tuner can time (the worker has a runner for each).
 const std::vector<std::string>& TunableFamilies();
-
-// The schedule table's dtype name of a weight format ("q8_0_planar" for the
-// split planes, else codegen's name).
-std::string TableDtype(codegen::WeightFormat format);
-// The lookup key of a lowered kernel (schedule.proto ScheduleEntry: matvec
-// rows x cols of the weight; attention query heads x head_dim, KV dtype).
-absl::StatusOr<schedules::ScheduleKey> KeyOfSpec(const codegen::KernelSpec& spec);
-// The spec's schedule as a table entry of its family, every field set.
-absl::StatusOr<schedules::ScheduleEntry> EntryOfSpec(const codegen::KernelSpec& spec);
-// Sets the spec's schedule from an entry of its family.
-absl::Status ApplyEntry(const schedules::ScheduleEntry& entry, codegen::KernelSpec* spec);
 
 struct TuneUnit {
   schedules::ScheduleKey key;

@@ -92,8 +92,8 @@ TEST(GraphCandidates, TheFastestDistinctCorrectSchedulesOfEachExactShape) {
   // shipped table.
   const ScheduleTable& t = (*out)[2].table;
   ASSERT_EQ(t.entries_size(), Base().entries_size());
-  for (int i = 0; i < t.entries_size(); ++i)
-    if (i != 0) EXPECT_EQ(t.entries(i).SerializeAsString(), Base().entries(i).SerializeAsString()) << i;
+  for (int i = 1; i < t.entries_size(); ++i)
+    EXPECT_EQ(t.entries(i).SerializeAsString(), Base().entries(i).SerializeAsString()) << i;
   EXPECT_EQ(t.entries(0).min_rows(), 6144);
   EXPECT_EQ(t.entries(0).matvec().threads(), 256);
   EXPECT_EQ(t.entries(0).matvec().rows_per_block(), 16);

@@ -12,7 +12,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/tune/spec_entries.h"
 #include "gtest/gtest.h"
+#include "schedules/schedules.h"
 #include "tests/compiler/codegen/test_specs.h"
 
 namespace kiln::codegen {
@@ -112,8 +114,9 @@ TEST(CodegenPtxas, SchedulesOffDefaultSm90) {
 }
 
 
-// The Qwen3-8B decode matvecs with the schedules the sm_90 table ships
-// (tuned on an H200): no spills on sm_90; registers printed.
+// The Qwen3-8B decode matvecs with the schedules the built-in sm_90 table
+// gives them (schedules/sm_90.txtpb, tuned on an H200), looked up as the
+// compiler looks them up: no spills on sm_90; registers printed.
 TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
   struct Row {
     WeightFormat f;
@@ -121,51 +124,30 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
     int64_t rows, cols;
     Prologue pro;
     Epilogue epi;
-    int threads, rpb, groups, unroll;
-    bool stage_all = false;
-    int row_tiles = 1;
-    bool int8 = false;
-    int k_split = 1;
-    bool pipeline = false;
-    bool pipeline_rows = false;
-    int blocks_per_sm = 1;
-    bool warp_reduce = false;
-    int stream_stages = 0;
-    bool release_early = false;
   };
   const Row table[] = {
-      // The shipped sm_90 entries (schedules/sm_90.txtpb, sessions 7 to 9's tunes, session 18's
-      // choices inside the decode graph).
-      {WeightFormat::kQ8_0Planar, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 16, 8, 1, true, 1,
-       true},
-      {WeightFormat::kQ8_0Planar, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 512, 32, 16, 1,
-       true, 1, true},
-      {WeightFormat::kQ8_0Planar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 256, 16, 8, 1, true, 1,
-       false, 2, false, false, 1, true},
-      {WeightFormat::kQ8_0Planar, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace, 512, 16, 8, 2, true, 1,
-       true, 2},
-      {WeightFormat::kQ8_0Planar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 16, 8, 2, true, 1,
-       true},
-      {WeightFormat::kQ4_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 24, 8, 1, true, 1, true, 1,
-       false, false, 2},
-      {WeightFormat::kQ4_K, "qk", 5120, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 24, 4, 2, true, 1, true},
-      {WeightFormat::kQ4_K, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 256, 16, 8, 1, true,
-       4, true, 1, true, true, 3},
-      {WeightFormat::kQ4_K, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 256, 32, 8, 1, true, 1, true,
-       2, false, false, 2, false, 2, true},
-      {WeightFormat::kQ4_K, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace, 512, 16, 8, 2, true, 1, true, 1,
-       false, false, 2},
+      {WeightFormat::kQ8_0Planar, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore},
+      {WeightFormat::kQ8_0Planar, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs},
+      {WeightFormat::kQ8_0Planar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace},
+      {WeightFormat::kQ8_0Planar, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace},
+      {WeightFormat::kQ8_0Planar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore},
+      {WeightFormat::kQ4_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore},
+      {WeightFormat::kQ4_K, "qk", 5120, 4096, Prologue::kRmsNorm, Epilogue::kStore},
+      {WeightFormat::kQ4_K, "gateup", 24576, 4096, Prologue::kRmsNorm, Epilogue::kSiluMulPairs},
+      {WeightFormat::kQ4_K, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace},
+      {WeightFormat::kQ4_K, "out", 4096, 4096, Prologue::kNone, Epilogue::kAddInPlace},
       // Q4_K_M's Q6_K matrices, kept planar: its V, down and head.
-      {WeightFormat::kQ6_KPlanar, "v", 1024, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 8, 4, 1, true, 1, false,
-       1, true, true},
-      {WeightFormat::kQ6_KPlanar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace, 512, 32, 16, 1, true, 1,
-       false, 1, true, true, 1, true},
-      {WeightFormat::kQ6_KPlanar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 128, 16, 2, 2, true, 1,
-       false, 1, false, false, 4},
-      // The staged GGUF Q6_K blocks (a tied embedding's table): the catch-alls.
-      {WeightFormat::kQ6_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore, 256, 8, 4, 2},
-      {WeightFormat::kQ6_K, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore, 64, 8, 2, 1},
+      {WeightFormat::kQ6_KPlanar, "v", 1024, 4096, Prologue::kRmsNorm, Epilogue::kStore},
+      {WeightFormat::kQ6_KPlanar, "down", 4096, 12288, Prologue::kNone, Epilogue::kAddInPlace},
+      {WeightFormat::kQ6_KPlanar, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore},
+      // The stored GGUF Q6_K blocks (a tied embedding's table), keyed
+      // "q6_k_blocks": the catch-alls, never the planar kernels' entries.
+      {WeightFormat::kQ6_K, "qkv", 6144, 4096, Prologue::kRmsNorm, Epilogue::kStore},
+      {WeightFormat::kQ6_K, "head", 151936, 4096, Prologue::kRmsNorm, Epilogue::kStore},
   };
+  absl::StatusOr<schedules::ScheduleLibrary> lib = schedules::ScheduleLibrary::Builtin();
+  ASSERT_TRUE(lib.ok()) << lib.status();
+  int tuned = 0;  // rows with a TUNED entry of exactly their shape
   std::vector<KernelSpec> specs;
   int flipped = 0;  // pipeline_loads flipped and still valid
   int by_rows = 0;  // pipeline_rows valid
@@ -181,20 +163,14 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
       KernelSpec s = testing::MatVec(absl::StrCat("b8_", WeightFormatName(r.f), "_", r.shape, "_", variant), r.f,
                                      r.rows, r.cols, r.pro, r.epi);
       if (std::string(variant) != "default") {
-        s.matvec.threads = r.threads;
-        s.matvec.rows_per_block = r.rpb;
-        s.matvec.row_groups = r.groups;
-        s.matvec.unroll = r.unroll;
-        s.matvec.stage_all = r.stage_all;
-        s.matvec.row_tiles = r.row_tiles;
-        s.matvec.int8_activations = r.int8;
-        s.matvec.k_split = r.k_split;
-        s.matvec.pipeline_loads = r.pipeline;
-        s.matvec.pipeline_rows = r.pipeline_rows;
-        s.matvec.blocks_per_sm = r.blocks_per_sm;
-        s.matvec.warp_reduce = r.warp_reduce;
-        s.matvec.stream_stages = r.stream_stages;
-        s.matvec.release_early = r.release_early;
+        absl::StatusOr<schedules::ScheduleChoice> c =
+            lib->Lookup({"matvec", tune::TableDtype(r.f), r.rows, r.cols}, "sm_90");
+        ASSERT_TRUE(c.ok()) << c.status();
+        ASSERT_FALSE(c->fallback) << s.name;
+        ASSERT_TRUE(tune::ApplyEntry(c->entry, &s).ok()) << s.name;
+        const bool exact = c->entry.min_rows() == r.rows && c->entry.max_rows() == r.rows &&
+                           c->entry.min_cols() == r.cols && c->entry.max_cols() == r.cols;
+        tuned += std::string(variant) == "tuned" && exact && c->provenance.source() == schedules::Provenance::TUNED;
       }
       if (pipelined || rows) {  // register paths
         s.matvec.stream_stages = 0;
@@ -219,6 +195,7 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
       specs.push_back(s);
     }
   }
+  EXPECT_EQ(tuned, 13);   // all but the stored Q6_K blocks' two
   EXPECT_GE(flipped, 8);  // 9 of the 15 rows at session 9's table
   EXPECT_GE(by_rows, 8);
   CheckPtxas(specs, Sm(90));

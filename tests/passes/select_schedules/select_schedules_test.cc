@@ -10,6 +10,19 @@
 namespace kiln::passes {
 namespace {
 
+// The module's text after select-schedules with `table` (a text proto for
+// sm_90); the error as text if anything fails.
+std::string Select(const char* module, const char* table) {
+  auto m = ir::ParseModule(module);
+  if (!m.ok()) return std::string(m.status().message());
+  PassContext ctx;
+  ctx.schedule_table = table;
+  ctx.schedule_table_origin = "test.txtpb";
+  absl::StatusOr<bool> changed = SelectSchedulesPass().Run(**m, ctx);
+  if (!changed.ok()) return std::string(changed.status().message());
+  return ir::PrintModule(**m);
+}
+
 TEST(SelectSchedules, Golden) {
   const std::string dir = KILN_SELECT_SCHEDULES_TESTDATA;
   testing::RunGoldenFile<SelectSchedulesPass>(dir + "/select_schedules.kir",
@@ -35,15 +48,40 @@ func @decode(%x: f32[1, 256]) -> (f32[1, 512]) {
 entries { family: "matvec" weight_dtype: "q4_k"
   matvec { threads: 64 rows_per_block: 8 stage_all: true stream_stages: 2 } }
 )";
-  auto m = ir::ParseModule(kModule);
-  ASSERT_TRUE(m.ok()) << m.status();
-  PassContext ctx;
-  ctx.schedule_table = kTable;
-  ctx.schedule_table_origin = "streamed.txtpb";
-  SelectSchedulesPass pass;
-  absl::StatusOr<bool> changed = pass.Run(**m, ctx);
-  ASSERT_TRUE(changed.ok()) << changed.status();
-  EXPECT_TRUE(absl::StrContains(ir::PrintModule(**m), "stream_stages = 2"));
+  EXPECT_TRUE(absl::StrContains(Select(kModule, kTable), "stream_stages = 2"));
+}
+
+// Planar Q6_K keeps the tables' q6_k key; Q6_K blocks kept as stored (a
+// tied embedding's) are q6_k_blocks, so the planar kernels' tuned entries
+// never reach the other kernel.
+TEST(SelectSchedules, StoredQ6_KBlocksHaveTheirOwnKey) {
+  const char* kModule = R"(weight @e : q6_k[512, 256] = "token_embd.weight"
+state @p : q6_kd[512, 256]
+state @pd : f16[512, 1]
+
+func @decode(%x: f32[1, 256]) -> (f32[1, 512], f32[1, 512]) {
+  %y = kernel(%x) {anchor = 0, family = "matvec"} : f32[1, 512] {
+  ^(%a: f32[1, 256]):
+    %m = matmul(%a, @e) : f32[1, 512]
+    yield(%m)
+  }
+  %z = kernel(%x) {anchor = 0, family = "matvec"} : f32[1, 512] {
+  ^(%b: f32[1, 256]):
+    %n = matmul(%b, @p, @pd) : f32[1, 512]
+    yield(%n)
+  }
+  return(%y, %z)
+}
+)";
+  const char* kTable = R"(target: "sm_90"
+entries { family: "matvec" weight_dtype: "q6_k" matvec { threads: 64 rows_per_block: 8 } }
+entries { family: "matvec" weight_dtype: "q6_k_blocks" matvec { threads: 128 rows_per_block: 4 } }
+)";
+  const std::string text = Select(kModule, kTable);
+  EXPECT_TRUE(absl::StrContains(text, "threads = 128, unroll = 2, vector_bytes = 16, warp_reduce = 0, weight = \"q6_k_blocks\""))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "threads = 64, unroll = 2, vector_bytes = 16, warp_reduce = 0, weight = \"q6_k\""))
+      << text;
 }
 
 }  // namespace
