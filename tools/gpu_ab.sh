@@ -29,7 +29,8 @@ shift 2
 BIN=${KILN_BIN_DIR:?set KILN_BIN_DIR}
 W=${KILN_BENCH_WORK:-/tmp/kiln-gpu/bench}
 ARGS=${KILN_BENCH_ARGS:---prompt-lengths 512 --depths 0,4096 --steps 64}
-PROMPT=100,2000,30000,400,5000,60000,700,8000,90000,1000,11000,120000,1300,14000,150000,16
+# shellcheck source=greedy_tokens.sh
+source "$(dirname "$0")/greedy_tokens.sh"
 COMPARE=$(dirname "$0")/../tests/e2e/compare_logits.py
 mkdir -p "$W" "$LOG"
 declare -A NAMES_OF
@@ -94,8 +95,8 @@ for TYPE in $TYPES; do
     "$BIN/kiln" profile -b "$B" -m "$W/8b-$TYPE.gguf" > "$LOG/profile-$TYPE-$NAME.txt" 2>&1
     C="${B%.kiln}-all.kiln"
     [ -s "$C" ] || C=$B
-    "$BIN/kiln" run -b "$C" -m "$W/8b-$TYPE.gguf" --tokens "$PROMPT" -n 16 --ignore-eos -c 256 \
-      --dump-logits "$W/logits-$TYPE-$NAME.npy" > "$LOG/tokens-$TYPE-$NAME.txt" 2> "$LOG/run-$TYPE-$NAME.err" ||
+    greedy_tokens "$BIN/kiln" "$C" "$W/8b-$TYPE.gguf" --dump-logits "$W/logits-$TYPE-$NAME.npy" \
+      > "$LOG/tokens-$TYPE-$NAME.txt" 2> "$LOG/run-$TYPE-$NAME.err" ||
       { echo "$TYPE $NAME: kiln run failed"; tail -2 "$LOG/run-$TYPE-$NAME.err"; }
   done
   FIRST=

@@ -74,9 +74,10 @@ for s, names in sorted(shapes.items()):
                                                                ' faster' if mean[w] < mean['base'] else ''))
 PY
 cat "$W/summary.txt"
-PROMPT=100,2000,30000,400,5000,60000,700,8000,90000,1000,11000,120000,1300,14000,150000,16
-greedy() {  # NAME: its 16 greedy tokens after PROMPT
-  timeout 60 "$B/kiln" run -b "$W/$1.kiln" -m "$MODEL" --tokens $PROMPT -n 16 --ignore-eos -c 256 2> /dev/null
+# shellcheck source=greedy_tokens.sh
+source "$(dirname "$0")/greedy_tokens.sh"
+greedy() {  # NAME: its 16 greedy tokens after GREEDY_PROMPT
+  GREEDY_TIMEOUT=60 greedy_tokens "$B/kiln" "$W/$1.kiln" "$MODEL" 2> /dev/null
 }
 BASE_TOKENS=$(greedy base)
 for n in $(awk '/ faster$/{print $3}' "$W/summary.txt"); do
