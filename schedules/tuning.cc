@@ -257,6 +257,13 @@ absl::StatusOr<TuneRecord> ParseRecord(std::string_view line) {
   if (!absl::SimpleAtod(f[12], &r.gbps)) return bad("gbps");
   if (!absl::SimpleAtod(f[13], &r.rel_err)) return bad("rel_err");
   if (r.key.family.empty() || r.schedule.empty()) return bad("family/schedule");
+  // Old caches leave out fields at their default: every record keys its
+  // schedule in full, so one schedule is one candidate however it was
+  // written. A schedule that no longer parses keeps its text (an export
+  // names it).
+  ScheduleEntry e;
+  e.set_family(r.key.family);
+  if (ParseSchedule(r.schedule, &e).ok()) r.schedule = CanonicalSchedule(e);
   return r;
 }
 

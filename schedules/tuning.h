@@ -91,7 +91,8 @@ struct TuneRecord {
 std::string RecordKey(const TuneRecord& record);
 // One tab-separated line (no newline); tabs and newlines in text fields
 // become spaces. ParseRecord is DataLoss naming the problem; it reads the
-// 17 fields FormatRecord writes and the 16 of a v1 cache (no code).
+// 17 fields FormatRecord writes and the 16 of a v1 cache (no code), and
+// spells the schedule in full (CanonicalSchedule) where it parses.
 std::string FormatRecord(const TuneRecord& record);
 absl::StatusOr<TuneRecord> ParseRecord(std::string_view line);
 

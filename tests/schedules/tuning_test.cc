@@ -148,6 +148,24 @@ TEST(Tuning, RecordsRoundTripThroughALine) {
   EXPECT_EQ(ParseRecord(bad_status).status().code(), absl::StatusCode::kDataLoss);
 }
 
+// An old cache's schedule without its default fields is the same candidate
+// as the tuner's full spelling: one key, so a resumed search and an export
+// count it once.
+TEST(Tuning, RecordsSpellTheirScheduleInFull) {
+  TuneRecord full = Record("G", 6144, 64, TuneStatus::kOk, 9);
+  TuneRecord brief = full;
+  brief.schedule = "threads: 64 rows_per_block: 4";
+  auto back = ParseRecord(FormatRecord(brief));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->schedule, full.schedule);
+  EXPECT_EQ(RecordKey(*back), RecordKey(full));
+  // A schedule that does not parse (a field since removed) keeps its text.
+  brief.schedule = "threads: 64 tile_q: 3";
+  auto kept = ParseRecord(FormatRecord(brief));
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->schedule, "threads: 64 tile_q: 3");
+}
+
 std::string TempPath(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           (name + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name()))
