@@ -193,6 +193,8 @@ absl::Status WriteCandidates(absl::Span<const schedules::TuneRecord> records, co
   // tools/gpu_graph_select.sh times every table in the folder: an earlier
   // run's must not mix with these.
   std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    return absl::InvalidArgumentError(absl::StrCat("--candidates ", dir, ": a file, not a folder"));
   if (std::filesystem::exists(dir, ec) && !std::filesystem::is_empty(dir, ec))
     return absl::InvalidArgumentError(
         absl::StrCat("--candidates ", dir, ": not an empty folder (an earlier run's tables would be timed with these)"));

@@ -95,6 +95,7 @@ expect_error "an unknown family" "cannot tune 'gemm'" tune --families matvec,gem
 expect_error "a base that is no table" "v2.tsv:2:8: Message type" tune --base "$T/v2.tsv" --candidates "$T/x" --cache "$T/v2.tsv"
 expect_error "a folder with an earlier run's tables" "not an empty folder" \
   tune --candidates "$T/gc" --cache "$T/v2.tsv"
+expect_error "a file for the folder" "a file, not a folder" tune --candidates "$T/v2.tsv" --cache "$T/v2.tsv"
 expect_error "a search with several caches" "one --cache, not a list" \
   tune -m "$T/m.gguf" --candidates "$T/x" --cache "$T/v1.tsv,$T/v2.tsv"
 
