@@ -28,70 +28,88 @@ int ExactEntry(const ScheduleTable& base, const ScheduleKey& key) {
   return -1;
 }
 
-// The record's schedule with every field (a cache may leave out defaults).
-absl::StatusOr<std::string> Canonical(const TuneRecord& r) {
-  ScheduleEntry e;
-  e.set_family(r.key.family);
-  if (absl::Status s = ParseSchedule(r.schedule, &e); !s.ok())
-    return absl::InvalidArgumentError(absl::StrCat("a record of ", r.key.family, " ", r.key.weight_dtype, " ",
-                                                   r.key.rows, "x", r.key.cols, " has a bad schedule '", r.schedule,
-                                                   "': ", s.message()));
-  return CanonicalSchedule(e);
+std::string ShapeName(const ScheduleKey& k) {
+  return absl::StrCat(k.family, " ", k.weight_dtype, " ", k.rows, "x", k.cols);
+}
+
+// The table loads like a shipped one and gives the shape `want`.
+absl::Status CheckTable(const CandidateTable& c, const ScheduleEntry& want) {
+  ScheduleLibrary lib;
+  RETURN_IF_ERROR(lib.AddTable(c.table, c.name));
+  ASSIGN_OR_RETURN(ScheduleChoice got, lib.Lookup(c.shape, c.table.target()));
+  if (got.entry.SerializeAsString() != want.SerializeAsString())
+    return absl::InvalidArgumentError(absl::StrCat("the base table's exact entry for ", ShapeName(c.shape),
+                                                   " is hidden by an earlier entry that also matches it: "
+                                                   "its candidates would not change the kernel"));
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<std::vector<CandidateTable>> GraphCandidates(absl::Span<const TuneRecord> records,
-                                                            const ScheduleTable& base,
-                                                            const CandidateOptions& options) {
+absl::StatusOr<CandidateSet> GraphCandidates(absl::Span<const TuneRecord> records, const ScheduleTable& base,
+                                             const CandidateOptions& options) {
   if (options.top < 1) return absl::InvalidArgumentError(absl::StrCat("--top ", options.top, ": give at least 1"));
   const std::string target = NormalizeTarget(options.target);
+  if (NormalizeTarget(base.target()) != target)
+    return absl::InvalidArgumentError(
+        absl::StrCat("the base table is for ", base.target(), ", not for ", target, " (--base, --target)"));
   ASSIGN_OR_RETURN(const std::string gpu, ChooseGpu(records, target, options.gpu));
-  // Per shape (ShapeKey order), each schedule's fastest time.
-  struct Shape {
-    ScheduleKey key;
-    int entry = -1;
-    std::map<std::string, double> fastest;
-  };
-  std::map<std::string, Shape> shapes;
+  // The records in scope, each schedule spelled in full where it parses.
+  std::map<std::string, int> entry_of;  // ShapeKey -> base's exact entry, -1 for none
+  std::vector<TuneRecord> scoped;
+  std::vector<bool> parsed;
   for (const TuneRecord& r : records) {
-    if (NormalizeTarget(r.target) != target || r.device.gpu != gpu || r.status != TuneStatus::kOk ||
-        !r.variant.empty() || !Takes(options.families, r.key.family) || !Takes(options.dtypes, r.key.weight_dtype) ||
-        !Takes(options.shapes, ShapeKey(r.key)))
+    const std::string shape = ShapeKey(r.key);
+    if (!Takes(options.families, r.key.family) || !Takes(options.dtypes, r.key.weight_dtype) ||
+        !Takes(options.shapes, shape))
       continue;
-    auto [it, fresh] = shapes.try_emplace(ShapeKey(r.key));
-    Shape& s = it->second;
-    if (fresh) {
-      s.key = r.key;
-      s.entry = ExactEntry(base, r.key);
-    }
-    if (s.entry < 0) continue;  // no exact entry: not a shape the table tunes
-    ASSIGN_OR_RETURN(const std::string schedule, Canonical(r));
-    auto [t, added] = s.fastest.try_emplace(schedule, r.us);
-    if (!added) t->second = std::min(t->second, r.us);
+    auto [it, fresh] = entry_of.try_emplace(shape, -1);
+    if (fresh) it->second = ExactEntry(base, r.key);
+    if (it->second < 0) continue;  // no exact entry: not a shape the table tunes
+    scoped.push_back(r);
+    ScheduleEntry e;
+    e.set_family(r.key.family);
+    parsed.push_back(ParseSchedule(r.schedule, &e).ok());
+    if (parsed.back()) scoped.back().schedule = CanonicalSchedule(e);
   }
-  std::vector<CandidateTable> out;
-  for (const auto& [shape_key, s] : shapes) {
-    std::vector<std::pair<std::string, double>> ranked(s.fastest.begin(), s.fastest.end());
-    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  const NewestRecords newest = NewestOfEachSchedule(scoped, target, gpu, options.current_codes);
+  CandidateSet out;
+  out.superseded = newest.superseded;
+  out.not_current = newest.not_current;
+  std::map<std::string, std::vector<const TuneRecord*>> by_shape;
+  for (const TuneRecord* r : newest.records) {
+    if (r->status != TuneStatus::kOk) continue;
+    if (!parsed[static_cast<size_t>(r - scoped.data())]) {
+      ++out.unparsed;
+      continue;
+    }
+    by_shape[ShapeKey(r->key)].push_back(r);
+  }
+  for (auto& [shape, ranked] : by_shape) {
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const TuneRecord* a, const TuneRecord* b) { return a->us < b->us; });
     if (ranked.size() > static_cast<size_t>(options.top)) ranked.resize(static_cast<size_t>(options.top));
+    const int entry = entry_of[shape];
     for (size_t i = 0; i < ranked.size(); ++i) {
+      const TuneRecord& r = *ranked[i];
       CandidateTable c;
-      c.name = absl::StrCat(s.key.family, "_", s.key.weight_dtype, "_", s.key.rows, "x", s.key.cols, "-", i);
-      c.shape = s.key;
-      c.schedule = ranked[i].first;
-      c.us = ranked[i].second;
+      c.name = absl::StrCat(r.key.family, "_", r.key.weight_dtype, "_", r.key.rows, "x", r.key.cols, "-", i);
+      c.shape = r.key;
+      c.schedule = r.schedule;
+      c.us = r.us;
       c.table = base;
-      RETURN_IF_ERROR(ParseSchedule(c.schedule, c.table.mutable_entries(s.entry)));
-      out.push_back(std::move(c));
+      ScheduleEntry* e = c.table.mutable_entries(entry);
+      RETURN_IF_ERROR(ParseSchedule(c.schedule, e));
+      RETURN_IF_ERROR(CheckTable(c, *e));
+      out.tables.push_back(std::move(c));
     }
   }
-  if (out.empty())
-    return absl::InvalidArgumentError(absl::StrCat("no correct result for ", target, " on '", gpu,
-                                                   "' of a shape with an exact entry in the base table",
-                                                   options.families.empty() && options.dtypes.empty()
-                                                       ? ""
-                                                       : " (of the families and dtypes asked for)"));
+  if (out.tables.empty())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no correct result for ", target, " on '", gpu, "' of a shape with an exact entry in the base table (families ",
+        options.families.empty() ? "any" : absl::StrJoin(options.families, ","), ", dtypes ",
+        options.dtypes.empty() ? "any" : absl::StrJoin(options.dtypes, ","),
+        out.unparsed > 0 ? absl::StrCat("; ", out.unparsed, " whose schedule no longer parses") : "", ")"));
   return out;
 }
 

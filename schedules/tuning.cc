@@ -9,12 +9,12 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/text_format.h"
@@ -373,36 +373,41 @@ absl::StatusOr<std::string> ChooseGpu(absl::Span<const TuneRecord> records, std:
   return *gpus.begin();
 }
 
+NewestRecords NewestOfEachSchedule(absl::Span<const TuneRecord> records, std::string_view target,
+                                   const std::string& gpu,
+                                   const std::map<std::string, std::set<std::string>>& current_codes) {
+  const std::string t = NormalizeTarget(target);
+  NewestRecords out;
+  std::map<std::string, size_t> slot;  // CandidateKey -> index in out.records
+  for (const TuneRecord& r : records) {
+    if (NormalizeTarget(r.target) != t || r.device.gpu != gpu || !r.variant.empty()) continue;
+    auto codes = current_codes.find(ShapeKey(r.key));
+    if (codes != current_codes.end() && !codes->second.count(r.code)) {
+      ++out.not_current;
+      continue;
+    }
+    auto [it, fresh] = slot.emplace(CandidateKey(r), out.records.size());
+    if (fresh) {
+      out.records.push_back(&r);
+      continue;
+    }
+    ++out.superseded;
+    if (r.seq >= out.records[it->second]->seq) out.records[it->second] = &r;
+  }
+  return out;
+}
+
 absl::StatusOr<ExportedTable> ExportTable(absl::Span<const TuneRecord> records, const ScheduleTable& base,
                                           const ExportOptions& options) {
   const std::string target = NormalizeTarget(options.target);
   ASSIGN_OR_RETURN(const std::string gpu, ChooseGpu(records, target, options.gpu));
 
-  // Each schedule's newest record (the highest seq; among equal ones, the
-  // later), where the options name current codes only those.
-  std::map<std::string, const TuneRecord*> newest;
-  std::vector<std::string> order;
-  int superseded = 0, not_current = 0;
-  for (const TuneRecord& r : records) {
-    if (NormalizeTarget(r.target) != target || r.device.gpu != gpu || !r.variant.empty()) continue;
-    auto codes = options.current_codes.find(ShapeKey(r.key));
-    if (codes != options.current_codes.end() && !codes->second.count(r.code)) {
-      ++not_current;
-      continue;
-    }
-    auto [it, fresh] = newest.emplace(CandidateKey(r), &r);
-    if (fresh) {
-      order.push_back(it->first);
-      continue;
-    }
-    ++superseded;
-    if (r.seq >= it->second->seq) it->second = &r;
-  }
+  const NewestRecords newest = NewestOfEachSchedule(records, target, gpu, options.current_codes);
   using Shape = std::tuple<std::string, std::string, int64_t, int64_t>;
   std::map<Shape, const TuneRecord*> best;
   std::map<Shape, int> counts;
-  for (const std::string& k : order) {
-    const TuneRecord& r = *newest[k];
+  for (const TuneRecord* newest_record : newest.records) {
+    const TuneRecord& r = *newest_record;
     const Shape s{r.key.family, r.key.weight_dtype, r.key.rows, r.key.cols};
     ++counts[s];
     if (r.status != TuneStatus::kOk) continue;
@@ -414,8 +419,8 @@ absl::StatusOr<ExportedTable> ExportTable(absl::Span<const TuneRecord> records, 
     return absl::InvalidArgumentError(absl::StrCat("no correct results for ", target, " on '", gpu,
                                                    "' from the candidates as this kilnc compiles them"));
   ExportedTable out;
-  out.superseded = superseded;
-  out.not_current = not_current;
+  out.superseded = newest.superseded;
+  out.not_current = newest.not_current;
   ScheduleTable& t = out.table;
   t.set_target(target);
   const TuneRecord* latest = nullptr;

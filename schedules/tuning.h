@@ -130,9 +130,25 @@ class TuneCache {
 
 // The GPU whose results to use: `gpu` if the correct results for `target`
 // (status ok, no variant) include it, else the only GPU they come from;
-// InvalidArgument when there is none, or several and `gpu` is empty.
+// InvalidArgument when `gpu` has none, when there is none, or when there are
+// several and `gpu` is empty.
 absl::StatusOr<std::string> ChooseGpu(absl::Span<const TuneRecord> records, std::string_view target,
                                       const std::string& gpu);
+
+// Of the records for `target` on `gpu` without a variant, each schedule's
+// newest: the highest seq, among equal ones the later in `records` (a
+// schedule measured again, by this kilnc or another, counts as measured
+// last). Where `current_codes` lists a record's shape ("family|dtype|rows|
+// cols", ShapeKey), only records of those codes count. In the order of each
+// schedule's first record; pointers into `records`.
+struct NewestRecords {
+  std::vector<const TuneRecord*> records;
+  int superseded = 0;   // older records of a schedule left out
+  int not_current = 0;  // records of a listed shape with another code
+};
+NewestRecords NewestOfEachSchedule(absl::Span<const TuneRecord> records, std::string_view target,
+                                   const std::string& gpu,
+                                   const std::map<std::string, std::set<std::string>>& current_codes);
 
 struct ExportOptions {
   std::string target = "sm_90";

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <filesystem>
@@ -50,7 +51,8 @@ ABSL_FLAG(std::string, candidates, "",
 ABSL_FLAG(int, top, 6, "schedules per shape for --candidates");
 ABSL_FLAG(std::string, dtypes, "", "--candidates: only shapes of these weight (or KV) dtypes, a,b,... (default all)");
 ABSL_FLAG(std::string, base, "", "table whose entries follow the tuned ones (default: the built-in one)");
-ABSL_FLAG(std::string, gpu, "", "export the results of this GPU (default: the only one in the cache)");
+ABSL_FLAG(std::string, gpu, "",
+          "export (or --candidates) the results of this GPU (default: the only one in the caches)");
 ABSL_FLAG(absl::Duration, candidate_timeout, absl::Seconds(30),
           "a candidate without a result after this long is a timeout (the worker is restarted)");
 ABSL_FLAG(std::string, spaces, "", "search spaces (a SearchSpaces text proto) instead of the built-in ones");
@@ -90,7 +92,8 @@ search goes on. Results go to the cache as they finish; a rerun skips them.
   --top N                    schedules per shape for --candidates (default 6)
   --dtypes a,b               --candidates: only these weight (KV) dtypes
   --base F                   entries after the tuned ones (default: built-in table)
-  --gpu NAME                 export this GPU's results (cache with several GPUs)
+  --gpu NAME                 export (--candidates) this GPU's results (caches
+                             with several GPUs)
   --candidate-timeout 30s    per-candidate limit (load, check, time)
   --limit N                  at most N candidates per shape
   --spaces F                 search spaces from F (default: built-in schedules/spaces.txtpb)
@@ -159,7 +162,7 @@ absl::Status Export(absl::Span<const schedules::TuneRecord> records, const std::
   // The report above lists this run's candidates; the export picks from
   // every result the cache holds, earlier runs' (other spaces) included.
   std::fprintf(stderr,
-               "tune: wrote %s: %d tuned entries for %s on %s (each shape's best of the cache's %zu results), then %d "
+               "tune: wrote %s: %d tuned entries for %s on %s (each shape's best of %zu cached results), then %d "
                "from the base table\n",
                path.c_str(), table.tuned_entries, target.c_str(), table.table.provenance().gpu().c_str(),
                records.size(), table.table.entries_size() - table.tuned_entries);
@@ -175,11 +178,34 @@ absl::Status Export(absl::Span<const schedules::TuneRecord> records, const std::
   return absl::OkStatus();
 }
 
+// --candidates' folder: absent or empty (tools/gpu_graph_select.sh times
+// every table in it: an earlier run's must not mix with these), and --top.
+// Checked before a search, so a long one does not end in the error.
+absl::Status CheckCandidatesFlags(const std::string& dir) {
+  if (absl::GetFlag(FLAGS_top) < 1)
+    return UsageError(absl::StrCat("--top ", absl::GetFlag(FLAGS_top), ": give at least 1"));
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) {
+    if (ec) return absl::InvalidArgumentError(absl::StrCat("--candidates ", dir, ": ", ec.message()));
+    return absl::OkStatus();
+  }
+  if (!std::filesystem::is_directory(dir, ec))
+    return absl::InvalidArgumentError(absl::StrCat("--candidates ", dir, ": a file, not a folder"));
+  const bool empty = std::filesystem::is_empty(dir, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat("--candidates ", dir, ": ", ec.message()));
+  if (!empty)
+    return absl::InvalidArgumentError(
+        absl::StrCat("--candidates ", dir, ": not an empty folder (an earlier run's tables would be timed with these)"));
+  return absl::OkStatus();
+}
+
 // Writes the candidate tables and index.tsv to --candidates (made if
-// missing). `records`: every cache's; `shapes`: the shapes a search just
-// ran (empty for no search: every shape the records hold).
+// missing). `records`: every cache's; `codes`: the shapes a search just ran
+// and their candidates' codes (empty for no search: every shape the records
+// hold, each schedule's newest record).
 absl::Status WriteCandidates(absl::Span<const schedules::TuneRecord> records, const std::string& target,
-                             const std::string& dir, std::set<std::string> shapes = {}) {
+                             const std::string& dir, std::map<std::string, std::set<std::string>> codes = {}) {
+  RETURN_IF_ERROR(CheckCandidatesFlags(dir));
   ASSIGN_OR_RETURN(schedules::ScheduleTable base, BaseTable(target));
   schedules::CandidateOptions co;
   co.target = target;
@@ -188,23 +214,25 @@ absl::Status WriteCandidates(absl::Span<const schedules::TuneRecord> records, co
   ASSIGN_OR_RETURN(std::vector<std::string> families, Families());
   co.families = {families.begin(), families.end()};
   co.dtypes = absl::StrSplit(absl::GetFlag(FLAGS_dtypes), ',', absl::SkipEmpty());
-  co.shapes = std::move(shapes);
-  ASSIGN_OR_RETURN(std::vector<schedules::CandidateTable> tables, schedules::GraphCandidates(records, base, co));
-  // tools/gpu_graph_select.sh times every table in the folder: an earlier
-  // run's must not mix with these.
+  for (const auto& [shape, c] : codes) co.shapes.insert(shape);
+  co.current_codes = std::move(codes);
+  ASSIGN_OR_RETURN(schedules::CandidateSet set, schedules::GraphCandidates(records, base, co));
   std::error_code ec;
-  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
-    return absl::InvalidArgumentError(absl::StrCat("--candidates ", dir, ": a file, not a folder"));
-  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_empty(dir, ec))
-    return absl::InvalidArgumentError(
-        absl::StrCat("--candidates ", dir, ": not an empty folder (an earlier run's tables would be timed with these)"));
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat("--candidates: cannot make ", dir, ": ", ec.message()));
-  for (const schedules::CandidateTable& t : tables)
+  for (const schedules::CandidateTable& t : set.tables)
     RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(dir, "/", t.name, ".txtpb"), schedules::FormatCandidateTable(t)));
-  RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(dir, "/index.tsv"), schedules::FormatCandidateIndex(tables)));
+  RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(dir, "/index.tsv"), schedules::FormatCandidateIndex(set.tables)));
   std::fprintf(stderr, "tune: wrote %zu candidate tables and index.tsv to %s (up to %d schedules a shape)\n",
-               tables.size(), dir.c_str(), co.top);
+               set.tables.size(), dir.c_str(), co.top);
+  if (set.unparsed > 0)
+    std::fprintf(stderr,
+                 "tune: warning: left out %d schedules whose newest result is correct but which no longer parse "
+                 "(a field since removed from schedule.proto)\n",
+                 set.unparsed);
+  if (set.not_current > 0)
+    std::fprintf(stderr, "tune: left out %d results of the searched shapes that another kilnc's code measured\n",
+                 set.not_current);
   return absl::OkStatus();
 }
 
@@ -212,6 +240,7 @@ absl::Status WriteCandidates(absl::Span<const schedules::TuneRecord> records, co
 // read as a search resumes it; their records, in order.
 absl::StatusOr<std::vector<schedules::TuneRecord>> ReadCaches(const std::vector<std::string>& paths) {
   std::vector<schedules::TuneRecord> records;
+  int64_t newest_seq = 0;
   for (const std::string& path : paths) {
     // A search starts a missing cache; to read one, it must be there.
     std::error_code ec;
@@ -220,11 +249,13 @@ absl::StatusOr<std::vector<schedules::TuneRecord>> ReadCaches(const std::vector<
     ASSIGN_OR_RETURN(schedules::TuneCache cache, schedules::TuneCache::Open(path, &warnings));
     for (const std::string& w : warnings) std::fprintf(stderr, "tune: warning: %s\n", w.c_str());
     if (cache.records().empty()) std::fprintf(stderr, "tune: warning: %s holds no result\n", path.c_str());
-    // A later cache's records count as newer (ExportTable's newest of a
-    // schedule measured by several kilncs).
-    const int64_t offset = records.empty() ? 0 : records.back().seq;
+    // A later cache's records count as newer (the newest of a schedule
+    // measured by several kilncs counts): they follow the highest seq so
+    // far (a cache replaces a record in place, so its last need not be it).
+    const int64_t offset = newest_seq;
     for (schedules::TuneRecord r : cache.records()) {
       r.seq += offset;
+      newest_seq = std::max(newest_seq, r.seq);
       records.push_back(std::move(r));
     }
   }
@@ -262,6 +293,8 @@ absl::Status Tune(const std::vector<std::string>& positional) {
                                      absl::GetFlag(FLAGS_model), positional.empty() ? "" : positional.front()};
   inputs.insert(inputs.end(), caches.begin(), caches.end());
   RETURN_IF_ERROR(CheckOutputPath("--export", export_path, inputs));
+  if (candidates_dir.empty() && (absl::GetFlag(FLAGS_top) != 6 || !absl::GetFlag(FLAGS_dtypes).empty()))
+    return UsageError("--top and --dtypes choose what --candidates writes: give --candidates DIR");
   const bool have_model = !absl::GetFlag(FLAGS_model).empty() || !positional.empty();
   if (!have_model) {
     if (export_path.empty() && candidates_dir.empty())
@@ -272,6 +305,7 @@ absl::Status Tune(const std::vector<std::string>& positional) {
     return absl::OkStatus();
   }
   if (caches.size() > 1) return UsageError("a search appends to one --cache, not a list");
+  if (!candidates_dir.empty()) RETURN_IF_ERROR(CheckCandidatesFlags(candidates_dir));
   std::vector<std::string> warnings;
   ASSIGN_OR_RETURN(schedules::TuneCache cache, schedules::TuneCache::Open(caches.front(), &warnings));
   for (const std::string& w : warnings) std::fprintf(stderr, "tune: warning: %s\n", w.c_str());
@@ -323,11 +357,7 @@ absl::Status Tune(const std::vector<std::string>& positional) {
   ASSIGN_OR_RETURN(tune::TuneReport report, tune::RunTuning(units, cache, o, stderr));
   PrintReport(report);
   if (!export_path.empty()) RETURN_IF_ERROR(Export(cache.records(), target, export_path, report.codes));
-  if (!candidates_dir.empty()) {
-    std::set<std::string> searched;
-    for (const auto& [shape, codes] : report.codes) searched.insert(shape);
-    RETURN_IF_ERROR(WriteCandidates(cache.records(), target, candidates_dir, std::move(searched)));
-  }
+  if (!candidates_dir.empty()) RETURN_IF_ERROR(WriteCandidates(cache.records(), target, candidates_dir, report.codes));
   return absl::OkStatus();
 }
 

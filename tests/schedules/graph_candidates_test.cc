@@ -1,7 +1,7 @@
 // The candidate tables for choosing inside the decode graph: per shape with
-// an exact base entry, the K fastest distinct correct schedules, each table
-// the base with only that entry's schedule replaced; records that must not
-// count do not; the filters; clear errors.
+// an exact base entry, the K fastest schedules whose newest record is
+// correct, each table the base with only that entry's schedule replaced;
+// records that must not count do not; the filters; clear errors.
 #include "schedules/graph_candidates.h"
 
 #include <string>
@@ -78,19 +78,19 @@ TEST(GraphCandidates, TheFastestDistinctCorrectSchedulesOfEachExactShape) {
   o.top = 2;
   auto out = GraphCandidates(rs, Base(), o);
   ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_EQ(out->size(), 3u);
+  ASSERT_EQ(out->tables.size(), 3u);
   // ShapeKey order ("...|4096|4096" before "...|6144|4096"), fastest first.
-  EXPECT_EQ((*out)[0].name, "matvec_q8_0_planar_4096x4096-0");
-  EXPECT_EQ((*out)[1].name, "matvec_q8_0_planar_6144x4096-0");
-  EXPECT_EQ((*out)[1].schedule, Full(c));
-  EXPECT_DOUBLE_EQ((*out)[1].us, 8.5);
-  EXPECT_EQ((*out)[2].name, "matvec_q8_0_planar_6144x4096-1");
-  EXPECT_EQ((*out)[2].schedule, Full(a));
-  EXPECT_DOUBLE_EQ((*out)[2].us, 8.6);
+  EXPECT_EQ(out->tables[0].name, "matvec_q8_0_planar_4096x4096-0");
+  EXPECT_EQ(out->tables[1].name, "matvec_q8_0_planar_6144x4096-0");
+  EXPECT_EQ(out->tables[1].schedule, Full(c));
+  EXPECT_DOUBLE_EQ(out->tables[1].us, 8.5);
+  EXPECT_EQ(out->tables[2].name, "matvec_q8_0_planar_6144x4096-1");
+  EXPECT_EQ(out->tables[2].schedule, Full(a));
+  EXPECT_DOUBLE_EQ(out->tables[2].us, 8.6);
 
   // Each table is the base with that one entry changed, and loads like a
   // shipped table.
-  const ScheduleTable& t = (*out)[2].table;
+  const ScheduleTable& t = out->tables[2].table;
   ASSERT_EQ(t.entries_size(), Base().entries_size());
   for (int i = 1; i < t.entries_size(); ++i)
     EXPECT_EQ(t.entries(i).SerializeAsString(), Base().entries(i).SerializeAsString()) << i;
@@ -98,13 +98,13 @@ TEST(GraphCandidates, TheFastestDistinctCorrectSchedulesOfEachExactShape) {
   EXPECT_EQ(t.entries(0).matvec().threads(), 256);
   EXPECT_EQ(t.entries(0).matvec().rows_per_block(), 16);
   ScheduleLibrary lib;
-  ASSERT_TRUE(lib.AddTableText(FormatCandidateTable((*out)[2]), "candidate").ok());
+  ASSERT_TRUE(lib.AddTableText(FormatCandidateTable(out->tables[2]), "candidate").ok());
   auto chosen = lib.Lookup({"matvec", "q8_0_planar", 6144, 4096}, "sm_90");
   ASSERT_TRUE(chosen.ok()) << chosen.status();
   EXPECT_EQ(chosen->entry.matvec().rows_per_block(), 16);
   EXPECT_FALSE(chosen->entry.matvec().stage_all());
 
-  const std::string index = FormatCandidateIndex(*out);
+  const std::string index = FormatCandidateIndex(out->tables);
   EXPECT_NE(index.find("matvec_q8_0_planar_6144x4096-1\tmatvec q8_0_planar 6144x4096\t8.600\t" + Full(a) + "\n"),
             std::string::npos)
       << index;
@@ -118,20 +118,22 @@ TEST(GraphCandidates, FamiliesDtypesAndShapesFilter) {
   o.families = {"attention_decode"};
   auto att = GraphCandidates(rs, Base(), o);
   ASSERT_TRUE(att.ok()) << att.status();
-  ASSERT_EQ(att->size(), 1u);
-  EXPECT_EQ((*att)[0].name, "attention_decode_f16_32x128-0");
-  EXPECT_EQ((*att)[0].table.entries(4).attention().split_positions(), 1280);
+  ASSERT_EQ(att->tables.size(), 1u);
+  EXPECT_EQ(att->tables[0].name, "attention_decode_f16_32x128-0");
+  EXPECT_EQ(att->tables[0].table.entries(4).attention().split_positions(), 1280);
   o.families.clear();
   o.dtypes = {"q8_0_planar"};
   o.shapes = {ShapeKey({"matvec", "q8_0_planar", 6144, 4096})};
   auto one = GraphCandidates(rs, Base(), o);
   ASSERT_TRUE(one.ok()) << one.status();
-  ASSERT_EQ(one->size(), 1u);
-  EXPECT_EQ((*one)[0].shape.rows, 6144);
+  ASSERT_EQ(one->tables.size(), 1u);
+  EXPECT_EQ(one->tables[0].shape.rows, 6144);
   o.dtypes = {"q4_k"};
   auto none = GraphCandidates(rs, Base(), o);
   EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(none.status().message().find("exact entry"), std::string::npos) << none.status();
+  EXPECT_NE(none.status().message().find("exact entry in the base table (families any, dtypes q4_k)"),
+            std::string::npos)
+      << none.status();
 }
 
 TEST(GraphCandidates, ClearErrors) {
@@ -140,9 +142,6 @@ TEST(GraphCandidates, ClearErrors) {
   EXPECT_EQ(GraphCandidates({Planar(6144, "threads: 256", 9)}, Base(), o).status().code(),
             absl::StatusCode::kInvalidArgument);
   o.top = 6;
-  auto bad = GraphCandidates({Planar(6144, "thread: 256", 9)}, Base(), o);
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.status().message().find("bad schedule 'thread: 256'"), std::string::npos) << bad.status();
   TuneRecord other_gpu = Planar(6144, "threads: 128", 8);
   other_gpu.device.gpu = "NVIDIA A100";
   auto two = GraphCandidates({Planar(6144, "threads: 256", 9), other_gpu}, Base(), o);
@@ -150,9 +149,71 @@ TEST(GraphCandidates, ClearErrors) {
   o.gpu = "NVIDIA A100";
   auto chosen = GraphCandidates({Planar(6144, "threads: 256", 9), other_gpu}, Base(), o);
   ASSERT_TRUE(chosen.ok()) << chosen.status();
-  ASSERT_EQ(chosen->size(), 1u);
-  EXPECT_EQ((*chosen)[0].table.entries(0).matvec().threads(), 128);
+  ASSERT_EQ(chosen->tables.size(), 1u);
+  EXPECT_EQ(chosen->tables[0].table.entries(0).matvec().threads(), 128);
   EXPECT_FALSE(GraphCandidates({Planar(6144, "threads: 256", 9, TuneStatus::kFault)}, Base(), {}).ok());
+}
+
+
+// A schedule's newest record decides: measured correct by an older kilnc
+// and wrong by a newer one, it is no candidate; after a search only the
+// searched codes count.
+TEST(GraphCandidates, EachSchedulesNewestRecordDecides) {
+  TuneRecord old_ok = Planar(6144, "threads: 256", 5);
+  old_ok.code = "a";
+  old_ok.seq = 1;
+  TuneRecord now_wrong = Planar(6144, "threads: 256", 0, TuneStatus::kWrong);
+  now_wrong.code = "b";
+  now_wrong.seq = 3;
+  TuneRecord other = Planar(6144, "threads: 512", 8);
+  other.code = "b";
+  other.seq = 2;
+  TuneRecord stale = Planar(6144, "threads: 128", 7);
+  stale.code = "a";
+  stale.seq = 4;
+  const std::vector<TuneRecord> rs = {old_ok, now_wrong, other, stale};
+  auto newest = GraphCandidates(rs, Base(), {});
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  ASSERT_EQ(newest->tables.size(), 2u);  // 128 threads (7 us), then 512 (8 us); 256's newest is wrong
+  EXPECT_EQ(newest->tables[0].table.entries(0).matvec().threads(), 128);
+  EXPECT_EQ(newest->tables[1].table.entries(0).matvec().threads(), 512);
+  EXPECT_EQ(newest->superseded, 1);
+  CandidateOptions o;
+  o.current_codes[ShapeKey(other.key)] = {"b"};
+  auto current = GraphCandidates(rs, Base(), o);
+  ASSERT_TRUE(current.ok()) << current.status();
+  ASSERT_EQ(current->tables.size(), 1u);  // code a's records are another kilnc's
+  EXPECT_EQ(current->tables[0].table.entries(0).matvec().threads(), 512);
+  EXPECT_EQ(current->not_current, 2);
+}
+
+TEST(GraphCandidates, AScheduleThatNoLongerParsesIsLeftOutAndCounted) {
+  auto out = GraphCandidates({Planar(6144, "threads: 256", 9), Planar(6144, "threads: 64 tile_q: 2", 1)}, Base(), {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->tables.size(), 1u);
+  EXPECT_EQ(out->unparsed, 1);
+  auto none = GraphCandidates({Planar(6144, "threads: 64 tile_q: 2", 1)}, Base(), {});
+  EXPECT_NE(none.status().message().find("1 whose schedule no longer parses"), std::string::npos) << none.status();
+}
+
+TEST(GraphCandidates, TheBaseMustBeForTheTargetAndItsExactEntryMustBeTheOneUsed) {
+  ScheduleTable sm80 = Base();
+  sm80.set_target("sm_80");
+  auto other = GraphCandidates({Planar(6144, "threads: 256", 9)}, sm80, {});
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(other.status().message().find("the base table is for sm_80"), std::string::npos) << other.status();
+  // A range entry before the exact one would win the lookup: the tables
+  // could not change the kernel.
+  ScheduleTable hidden = Base();
+  ScheduleEntry range = hidden.entries(2);
+  range.set_weight_dtype("q8_0_planar");
+  range.set_min_rows(0);
+  ScheduleTable reordered;
+  reordered.set_target("sm_90");
+  *reordered.add_entries() = range;
+  for (const ScheduleEntry& e : hidden.entries()) *reordered.add_entries() = e;
+  auto hid = GraphCandidates({Planar(6144, "threads: 256", 9)}, reordered, {});
+  EXPECT_NE(hid.status().message().find("hidden by an earlier entry"), std::string::npos) << hid.status();
 }
 
 }  // namespace

@@ -90,6 +90,20 @@ TEST(Schedules, LookupPicksByDtypeAndShapeRange) {
   EXPECT_EQ(lib.Lookup({"gemm", "q6_k", 4096, 4096}, "sm_90")->entry.gemm().tile_k(), 128);
   EXPECT_EQ(lib.Lookup({"gemm", "q8_0_planar", 4096, 4096}, "sm_90")->entry.gemm().tile_k(), 64);
   EXPECT_EQ(lib.Lookup({"gemm", "q8_0_planar", 4096, 4096}, "sm_80")->entry.gemm().tile_k(), 32);
+  // Q6_K blocks kept as stored (q6_k_blocks) take the q6_k catch-alls on
+  // every target, never the planar kernels' tuned entries of their shape.
+  for (const char* sm : {"sm_80", "sm_89", "sm_90"}) {
+    auto blocks = *lib.Lookup({"gemm", "q6_k_blocks", 151936, 4096}, sm);
+    auto planar = *lib.Lookup({"gemm", "q6_k", 151936, 4096}, sm);
+    EXPECT_FALSE(blocks.fallback) << sm;
+    EXPECT_EQ(blocks.entry.weight_dtype(), "q6_k_blocks") << sm;
+    EXPECT_EQ(blocks.entry.gemm().SerializeAsString(), planar.entry.gemm().SerializeAsString()) << sm;
+    EXPECT_EQ(lib.Lookup({"matvec", "q6_k_blocks", 151936, 4096}, sm)->entry.weight_dtype(), "q6_k_blocks") << sm;
+  }
+  auto head = *lib.Lookup({"matvec", "q6_k_blocks", 151936, 4096}, "sm_90");
+  EXPECT_EQ(head.entry.max_rows(), 0);  // a range entry, not the planar head's exact one
+  EXPECT_EQ(head.entry.matvec().threads(), 64);
+  EXPECT_EQ(lib.Lookup({"matvec", "q6_k", 151936, 4096}, "sm_90")->entry.max_rows(), 151936);
   auto attn = *lib.Lookup({"attention_decode", "f16", 32, 128}, "SM_90");
   // Decode attention: a fixed count of splits whose length follows the
   // position, covering Qwen3's 40960 positions.

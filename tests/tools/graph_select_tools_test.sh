@@ -60,13 +60,14 @@ out=$(tune --families matvec --dtypes q8_0_planar --top 3 --candidates "$T/gc" -
 check "reports the tables written" grep -q "wrote 4 candidate tables and index.tsv to $T/gc" <<<"$out"
 check "warns of the line cut off mid-write" grep -q "v1.tsv:10: the last line is incomplete" <<<"$out"
 # The fault, the sm_89 line, the variant, the shapes without an exact entry
-# (1000x1000) or of another dtype and the cut-off line never count; S256 at
-# its faster time (8.6 in v2, 9.0 in v1); S512 once, at 8.7, however spelled.
+# (1000x1000) or of another dtype and the cut-off line never count; a
+# schedule in both caches counts once, at its record in the later one (v2),
+# however spelled: S256 at 8.6 (9.0 in v1), S512 at 8.8 (8.7 in v1, short).
 check "K fastest distinct ok schedules a shape, fastest first" diff "$T/gc/index.tsv" \
   <(printf 'matvec_q8_0_planar_4096x4096-0\tmatvec q8_0_planar 4096x4096\t6.000\t%s\n' "$S512"
     printf 'matvec_q8_0_planar_6144x4096-0\tmatvec q8_0_planar 6144x4096\t8.500\t%s\n' "$SALL"
     printf 'matvec_q8_0_planar_6144x4096-1\tmatvec q8_0_planar 6144x4096\t8.600\t%s\n' "$S256"
-    printf 'matvec_q8_0_planar_6144x4096-2\tmatvec q8_0_planar 6144x4096\t8.700\t%s\n' "$S512")
+    printf 'matvec_q8_0_planar_6144x4096-2\tmatvec q8_0_planar 6144x4096\t8.800\t%s\n' "$S512")
 "$KILNC" synth --preset tiny --type Q8_0 --seed 3 -o "$T/m.gguf" 2>/dev/null
 compiles() { "$KILNC" compile "$T/m.gguf" --schedules "$1" -o "$T/m.kiln" > "$T/compile.log" 2>&1; }
 check "no attention table unless asked" test ! -e "$T/gc/attention_decode_f16_32x128-0.txtpb"
@@ -86,9 +87,13 @@ expect_error "a line that is not a cache line" "bad.tsv:1: expected 17 tab-separ
   tune --candidates "$T/x" --cache "$T/bad.tsv"
 sed 's/\t6144\t4096\t/\tsix\t4096\t/' "$T/v2.tsv" > "$T/bad2.tsv"
 expect_error "a bad number" "bad2.tsv:2: bad rows field" tune --candidates "$T/x" --cache "$T/bad2.tsv"
-sed 's/threads: 256 rows/thread: 256 rows/' "$T/v2.tsv" > "$T/bad3.tsv"
-expect_error "an unknown schedule field" "bad schedule 'thread: 256" tune --candidates "$T/x" --cache "$T/bad3.tsv"
-expect_error "nothing of the dtypes" "of a shape with an exact entry in the base table" \
+sed '3s/threads: 256 rows/thread: 256 rows/' "$T/v2.tsv" > "$T/bad3.tsv"  # S256's line
+out=$(tune --families matvec --candidates "$T/x3" --cache "$T/bad3.tsv" 2>&1)
+check "a schedule that no longer parses is left out, with a warning" \
+  grep -q "left out 1 schedules whose newest result is correct but which no longer parse" <<<"$out"
+check "the others are written" test "$(cut -f1 "$T/x3/index.tsv" | tr '\n' ' ')" = \
+  "matvec_q8_0_planar_4096x4096-0 matvec_q8_0_planar_6144x4096-0 matvec_q8_0_planar_6144x4096-1 "
+expect_error "nothing of the dtypes" "of a shape with an exact entry in the base table (families attention_decode,matvec, dtypes q4_k,q6_k)" \
   tune --dtypes q4_k,q6_k --candidates "$T/x" --cache "$T/v2.tsv"
 expect_error "no schedule a shape" "--top 0: give at least 1" tune --top 0 --candidates "$T/x" --cache "$T/v2.tsv"
 expect_error "an unknown family" "cannot tune 'gemm'" tune --families matvec,gemm --candidates "$T/x" --cache "$T/v2.tsv"
@@ -96,6 +101,25 @@ expect_error "a base that is no table" "v2.tsv:2:8: Message type" tune --base "$
 expect_error "a folder with an earlier run's tables" "not an empty folder" \
   tune --candidates "$T/gc" --cache "$T/v2.tsv"
 expect_error "a file for the folder" "a file, not a folder" tune --candidates "$T/v2.tsv" --cache "$T/v2.tsv"
+expect_error "--top without --candidates" "give --candidates DIR" tune --top 3 --export "$T/e.txtpb" --cache "$T/v2.tsv"
+expect_error "a base for another target" "the base table is for sm_90, not for sm_89" \
+  tune --target sm_89 --candidates "$T/x" --cache "$T/v2.tsv"
+# --export and --candidates in one run, over two caches: S512 measured by
+# two kilncs (codes a, b), the later cache's newer.
+{
+  head -1 "$T/v2.tsv"
+  printf '%s\tsm_90\tmatvec\tq8_0_planar\t4096\t4096\t%s\t\ta\tok\t5.000\t1\t1e-7\td\t-\n' "$G" "$S512"
+} > "$T/older.tsv"
+{
+  head -1 "$T/v2.tsv"
+  printf '%s\tsm_90\tmatvec\tq8_0_planar\t4096\t4096\t%s\t\tb\twrong\t4.000\t1\t1e-1\td\t-\n' "$G" "$S512"
+  printf '%s\tsm_90\tmatvec\tq8_0_planar\t4096\t4096\t%s\t\tb\tok\t6.500\t1\t1e-7\td\t-\n' "$G" "$S256"
+} > "$T/newer.tsv"
+tune --families matvec --export "$T/both.txtpb" --candidates "$T/both" --cache "$T/older.tsv,$T/newer.tsv" 2> /dev/null
+check "the later cache's record of a schedule counts (candidates)" \
+  test "$(cut -f1,3 "$T/both/index.tsv" | tr '\t\n' ' ')" = "matvec_q8_0_planar_4096x4096-0 6.500 "
+check "the later cache's record of a schedule counts (export)" \
+  grep -qF "matvec { $S256 }" <(grep -A1 "q8_0_planar 4096x4096" "$T/both.txtpb")
 expect_error "a search with several caches" "one --cache, not a list" \
   tune -m "$T/m.gguf" --candidates "$T/x" --cache "$T/v1.tsv,$T/v2.tsv"
 

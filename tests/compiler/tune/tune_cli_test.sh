@@ -87,4 +87,18 @@ tune --cache "$W/v1.tsv" > "$W/out8.txt" 2> "$W/err8.txt" || fail "a search over
 grep -qE "^([0-9]+) candidates: 0 from the cache, \1 measured now" "$W/out8.txt" || fail "a v1 cache's results were reused"
 tune --cache "$W/v1.tsv" > "$W/out9.txt" 2> "$W/err9.txt" || fail "a search over a mixed cache failed"
 grep -q " 0 measured now" "$W/out9.txt" || fail "the results appended to a v1 cache do not resume"
-echo "tune $MODE: ok ($SHAPES shapes; fault and hang recorded; resumed; exported)"
+# 8. --candidates after a search: the searched shapes at this kilnc's codes
+# only, over the export's exact entries; its folder is checked before the
+# search. In mixed.tsv another codegen's 0.001-us results are each
+# schedule's newest, so only the codes keep them out.
+{ cat "$W/c.tsv"; awk -F'\t' '$11 == "00000000deadbeef"' "$W/old.tsv"; } > "$W/mixed.tsv"
+tune --cache "$W/mixed.tsv" --base "$W/t.txtpb" --candidates "$W/cand" > "$W/out11.txt" 2> "$W/err11.txt" \
+  || fail "a search with --candidates failed: $(tail -1 "$W/err11.txt")"
+[ "$(grep -c . "$W/cand/index.tsv")" -ge "$SHAPES" ] || fail "fewer candidate tables than shapes"
+! cut -f3 "$W/cand/index.tsv" | grep -qx "0.001" || fail "--candidates took a result of another codegen"
+if tune --cache "$W/mixed.tsv" --base "$W/t.txtpb" --candidates "$W/cand" > "$W/out12.txt" 2> "$W/err12.txt"; then
+  fail "a non-empty --candidates folder was taken"
+fi
+grep -q "not an empty folder" "$W/err12.txt" || fail "no error for a non-empty --candidates folder"
+[ ! -s "$W/out12.txt" ] || fail "the search ran before --candidates' folder was checked"
+echo "tune $MODE: ok ($SHAPES shapes; fault and hang recorded; resumed; exported; candidates)"
