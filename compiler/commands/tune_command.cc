@@ -50,7 +50,8 @@ ABSL_FLAG(std::string, candidates, "",
           "write each shape's --top fastest schedules as tables to this folder, for choosing inside the decode graph");
 ABSL_FLAG(int, top, 6, "schedules per shape for --candidates");
 ABSL_FLAG(std::string, dtypes, "", "--candidates: only shapes of these weight (or KV) dtypes, a,b,... (default all)");
-ABSL_FLAG(std::string, base, "", "table whose entries follow the tuned ones (default: the built-in one)");
+ABSL_FLAG(std::string, base, "",
+          "table whose entries follow the tuned ones, and that --candidates copies (default: the built-in one)");
 ABSL_FLAG(std::string, gpu, "",
           "export (or --candidates) the results of this GPU (default: the only one in the caches)");
 ABSL_FLAG(absl::Duration, candidate_timeout, absl::Seconds(30),
@@ -91,7 +92,8 @@ search goes on. Results go to the cache as they finish; a rerun skips them.
                              tools/gpu_graph_select.sh (docs/tuning.md)
   --top N                    schedules per shape for --candidates (default 6)
   --dtypes a,b               --candidates: only these weight (KV) dtypes
-  --base F                   entries after the tuned ones (default: built-in table)
+  --base F                   the table --export appends and --candidates copies
+                             (default: the built-in one of --target)
   --gpu NAME                 export (--candidates) this GPU's results (caches
                              with several GPUs)
   --candidate-timeout 30s    per-candidate limit (load, check, time)
