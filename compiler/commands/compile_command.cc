@@ -90,8 +90,7 @@ int RunCompile(const std::vector<std::string>& args) {
   models::GraphOptions graph;
   const std::string prefill_logits = absl::GetFlag(FLAGS_prefill_logits);
   if (prefill_logits != "all" && prefill_logits != "last")
-    return Fail("compile", absl::InvalidArgumentError(
-                               absl::StrCat("--prefill-logits is '", prefill_logits, "', expected all or last")));
+    return Fail("compile", UsageError(absl::StrCat("--prefill-logits is '", prefill_logits, "', expected all or last")));
   graph.prefill_last_logits = prefill_logits == "last";
   auto module = models::BuildQwen3Module(**file, *config, graph);
   if (!module.ok()) return Fail("compile", module.status());

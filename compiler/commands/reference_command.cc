@@ -39,6 +39,7 @@ oracle the compiled model is checked against. Streams the text to stdout.
                       row i holds the logits after feeding token i
   --ignore-eos        do not stop at end-of-generation tokens
   --kv-f16            round cached keys/values through fp16
+  -c, --ctx-size N    context size (default 0: prompt + n-predict)
   -t, --threads N     CPU threads (default: all cores)
 )";
 
@@ -68,7 +69,7 @@ int RunReference(const std::vector<std::string>& args) {
     }
     prompt = (*tok)->Encode(text, absl::GetFlag(FLAGS_chat));
   }
-  if (prompt.empty()) return Fail("reference", absl::InvalidArgumentError("empty prompt (use -p or --tokens)"));
+  if (prompt.empty()) return Fail("reference", UsageError("empty prompt (use -p or --tokens)"));
   const int n_predict = absl::GetFlag(FLAGS_n_predict);
   if (n_predict < 0) return Fail("reference", absl::InvalidArgumentError("--n-predict must be >= 0"));
 

@@ -44,7 +44,7 @@ int RunSynth(const std::vector<std::string>& args) {
   o.preset = absl::AsciiStrToLower(absl::GetFlag(FLAGS_preset));  // PresetConfig matches any case
   std::optional<models::Recipe> recipe = models::ParseRecipe(absl::GetFlag(FLAGS_type));
   if (!recipe)
-    return Fail("synth", absl::InvalidArgumentError(absl::StrCat(
+    return Fail("synth", UsageError(absl::StrCat(
                              "unknown --type '", absl::GetFlag(FLAGS_type),
                              "'; known: F16, BF16, Q8_0, Q4_0, Q6_K, Q4_K_M")));
   o.recipe = *recipe;

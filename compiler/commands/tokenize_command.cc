@@ -28,7 +28,7 @@ int RunTokenize(const std::vector<std::string>& args) {
   auto file = OpenModel(parsed.positional);
   if (!file.ok()) return Fail("tokenize", file.status());
   if (pos.size() != 1)
-    return Fail("tokenize", absl::InvalidArgumentError("expected exactly one text argument"));
+    return Fail("tokenize", UsageError("expected exactly one text argument"));
   auto tok = LoadTokenizer(**file);
   if (!tok.ok()) return Fail("tokenize", tok.status());
   std::vector<int32_t> ids = (*tok)->Encode(pos[0], absl::GetFlag(FLAGS_parse_special));

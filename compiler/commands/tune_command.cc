@@ -118,11 +118,10 @@ absl::StatusOr<std::vector<std::string>> Families() {
     std::string name = f == "attention" ? "attention_decode" : std::string(f);
     const std::vector<std::string>& ok = tune::TunableFamilies();
     if (std::find(ok.begin(), ok.end(), name) == ok.end())
-      return absl::InvalidArgumentError(absl::StrCat("--families: cannot tune '", name, "' (tunable: ",
-                                                     absl::StrJoin(ok, ", "), ")"));
+      return UsageError(absl::StrCat("--families: cannot tune '", name, "' (tunable: ", absl::StrJoin(ok, ", "), ")"));
     out.push_back(name);
   }
-  if (out.empty()) return absl::InvalidArgumentError("--families is empty");
+  if (out.empty()) return UsageError("--families is empty");
   return out;
 }
 
@@ -291,6 +290,7 @@ absl::Status Tune(const std::vector<std::string>& positional) {
   const std::string candidates_dir = absl::GetFlag(FLAGS_candidates);
   const std::vector<std::string> caches = absl::StrSplit(absl::GetFlag(FLAGS_cache), ',', absl::SkipEmpty());
   if (caches.empty()) return UsageError("--cache is empty");
+  RETURN_IF_ERROR(Families().status());
   std::vector<std::string> inputs = {absl::GetFlag(FLAGS_base), absl::GetFlag(FLAGS_spaces),
                                      absl::GetFlag(FLAGS_model), positional.empty() ? "" : positional.front()};
   inputs.insert(inputs.end(), caches.begin(), caches.end());

@@ -144,7 +144,7 @@ int RunProfile(const std::vector<std::string>& args) {
     return Fail(UsageError("unexpected argument '" + parsed.positional[0] + "'"));
   const std::string by = absl::GetFlag(FLAGS_by);
   if (by != "kernel" && by != "family")
-    return Fail(absl::InvalidArgumentError(absl::StrCat("--by ", by, ": want kernel or family")));
+    return Fail(UsageError(absl::StrCat("--by ", by, ": want kernel or family")));
   absl::StatusOr<Profile> p = Measure(by == "family" ? GroupBy::kFamily : GroupBy::kKernel);
   if (!p.ok()) return Fail(p.status());
   const std::string out =

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "support/cli_args.h"
 
 namespace kiln::runtime {
 
@@ -14,10 +15,14 @@ absl::StatusOr<std::vector<int64_t>> ParseLengthList(const std::string& text, co
   std::vector<int64_t> out;
   for (absl::string_view part : absl::StrSplit(text, absl::ByAnyChar(", "), absl::SkipEmpty())) {
     int64_t v;
-    if (!absl::SimpleAtoi(part, &v) || v < 0 || (v == 0 && !allow_zero))
-      return absl::InvalidArgumentError(absl::StrCat("bad value '", std::string(part), "' in --", flag, ": want ",
-                                                     allow_zero ? "integers >= 0" : "integers >= 1",
-                                                     " separated by commas"));
+    const bool parsed = absl::SimpleAtoi(part, &v);
+    if (!parsed || v < 0 || (v == 0 && !allow_zero)) {
+      const std::string what = absl::StrCat("bad value '", std::string(part), "' in --", flag, ": want ",
+                                            allow_zero ? "integers >= 0" : "integers >= 1", " separated by commas");
+      // Not a number: the command line is wrong (exit 2); a number out of
+      // range is an error of its value (exit 1).
+      return parsed ? absl::InvalidArgumentError(what) : UsageError(what);
+    }
     out.push_back(v);
   }
   if (out.empty()) return absl::InvalidArgumentError(absl::StrCat("--", flag, " is empty"));

@@ -133,6 +133,12 @@ usage_error "a missing value" "flag '-o' needs a value" "$KILNC" synth -o
 usage_error "no output file" "no output file (use -o out.gguf)" "$KILNC" synth --preset tiny
 usage_error "an extra argument" "unexpected argument 'extra'" "$KILNC" inspect "$T/m.gguf" extra
 usage_error "an empty -o (an unset variable)" "flag '-o' has an empty value" "$KILNC" compile "$T/m.gguf" -o ''
+usage_error "a value not among the choices (--type)" "unknown --type 'Q3'" "$KILNC" synth --type Q3 -o "$T/x.gguf"
+usage_error "a value not among the choices (--prefill-logits)" "expected all or last" \
+  "$KILNC" compile "$T/m.gguf" --prefill-logits some -o "$T/x.kiln"
+usage_error "a value not among the choices (--families)" "cannot tune 'gemm'" "$KILNC" tune --families gemm --export "$T/x.txtpb"
+usage_error "two texts to tokenize" "expected exactly one text argument" "$KILNC" tokenize -m "$T/m.gguf" a b
+usage_error "no prompt" "empty prompt (use -p or --tokens)" "$KILNC" reference -m "$T/m.gguf"
 # A value starting with '-' is taken as it is: the same logits as the '=' form.
 "$KILNC" reference -m "$T/m.gguf" -p "- well-known e-mail" -n 0 --dump-logits "$T/d1.npy" >/dev/null 2>&1
 "$KILNC" reference -m "$T/m.gguf" "--prompt=- well-known e-mail" -n 0 --dump-logits "$T/d2.npy" >/dev/null 2>&1

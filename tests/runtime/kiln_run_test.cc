@@ -224,7 +224,7 @@ TEST_F(KilnRunTest, BenchAndProfileHelpAndArgumentErrors) {
   EXPECT_EQ(o.code, 0);
   EXPECT_THAT(o.out, HasSubstr("--by kernel|family"));
   o = Kiln(RunBench, Files({"--depths", "0,x"}));
-  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.code, 2);  // not a number: a usage error
   EXPECT_EQ(o.err, "kiln bench: error: bad value 'x' in --depths: want integers >= 0 separated by commas\n");
   o = Kiln(RunBench, Files({"--steps", "0"}));
   EXPECT_THAT(o.err, HasSubstr("--steps 0 must be at least 1"));
