@@ -1,4 +1,4 @@
-// The pass list, top to bottom (docs/design.md "Pipeline").
+// The pass list, top to bottom (docs/architecture.md "Compilation, step by step").
 #include "compiler/pipelines.h"
 
 #include "passes/canonicalize.h"

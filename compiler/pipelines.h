@@ -1,4 +1,4 @@
-// The compiler's pass list, in one place (docs/design.md "Pipeline").
+// The compiler's pass list, in one place (docs/architecture.md "Compilation, step by step").
 #ifndef KILN_COMPILER_PIPELINES_H_
 #define KILN_COMPILER_PIPELINES_H_
 

@@ -1,6 +1,6 @@
 // pack-weights: moves weight layout work into `load`, so prefill and decode
-// read weights in the layouts their kernels want (docs/design.md, "Weight
-// repacking is part of the program").
+// read weights in the layouts their kernels want (docs/architecture.md,
+// "Compilation, step by step").
 //
 // Does, per layer prefix P (weights @P.attn_q, @P.ffn_gate, ...):
 //   * Q/K/V matmuls of one input -> one matmul on state @P.attn_qkv (load:

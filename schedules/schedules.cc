@@ -46,8 +46,8 @@ bool Matches(const ScheduleEntry& e, const ScheduleKey& key) {
 
 // Bytes per weight decide how many rows one 256-thread block streams: a
 // pass of 256 x 16-byte loads is 4 KiB, so formats with fewer bytes per
-// weight take more rows per block to keep loads deep (docs/design.md
-// "The performance model").
+// weight take more rows per block to keep loads deep (docs/codegen.md,
+// "Performance risks").
 int MatVecRowsPerBlock(std::string_view dtype) {
   if (dtype == "f32" || dtype == "f16" || dtype == "bf16") return 2;
   if (dtype == "q4_0" || dtype == "q4_k" || dtype == "q5_k") return 8;

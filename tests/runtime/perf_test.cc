@@ -142,7 +142,7 @@ TEST(ReadBytesTest, WeightsOnceAndKvPerPositionAttended) {
 }
 
 TEST(ReadBytesTest, Qwen3_8BKvAtFourThousandPositionsIsPointSixGigabytes) {
-  // docs/design.md: 36 layers, 8 KV heads of 128, f16 K and V: +0.60 GB at 4k.
+  // Qwen3-8B: 36 layers, 8 KV heads of 128, f16 K and V: +0.60 GB at 4k.
   Manifest m;
   *m.add_kernels() = ReadingKernel("matvec_q8_0_planar_6144x4096_0", 6144 * 4096 / 32 * 34, 0);
   *m.add_kernels() = ReadingKernel("attention_decode_1", 0, 2 * 8 * 128 * 2);

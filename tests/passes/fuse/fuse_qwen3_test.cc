@@ -2,7 +2,7 @@
 // pack-weights: the interpreter gives the same prefill and decode outputs
 // before and after (relative error <= 1e-5), every op of prefill/decode but
 // reshape and return ends in a kernel, every kernel has a schedule, and a
-// decode layer takes the kernel count of docs/design.md's budget.
+// decode layer takes at most the 6 kernels a layer that issue #5 budgets.
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -143,7 +143,7 @@ TEST_P(FuseQwen3, SameOutputsAllOpsInScheduledKernels) {
 }
 
 // Kernels per prefill layer (decode: one fewer, the rope in the attention).
-// Packed Q8_0: 6 (5 in decode, under docs/design.md's budget of 6).
+// Packed Q8_0: 6 (5 in decode, under the budget of 6).
 // Unpacked: Q, K, V and gate, up stay separate matmuls (9). Q4_K_M packs
 // gate/up but keeps Q/K/V separate where attn_v is Q6_K (8).
 INSTANTIATE_TEST_SUITE_P(Recipes, FuseQwen3,
