@@ -297,6 +297,8 @@ absl::Status Tune(const std::vector<std::string>& positional) {
   RETURN_IF_ERROR(CheckOutputPath("--export", export_path, inputs));
   if (candidates_dir.empty() && (absl::GetFlag(FLAGS_top) != 6 || !absl::GetFlag(FLAGS_dtypes).empty()))
     return UsageError("--top and --dtypes choose what --candidates writes: give --candidates DIR");
+  // Before any output is written or any search starts.
+  if (!candidates_dir.empty()) RETURN_IF_ERROR(CheckCandidatesFlags(candidates_dir));
   const bool have_model = !absl::GetFlag(FLAGS_model).empty() || !positional.empty();
   if (!have_model) {
     if (export_path.empty() && candidates_dir.empty())
@@ -307,7 +309,6 @@ absl::Status Tune(const std::vector<std::string>& positional) {
     return absl::OkStatus();
   }
   if (caches.size() > 1) return UsageError("a search appends to one --cache, not a list");
-  if (!candidates_dir.empty()) RETURN_IF_ERROR(CheckCandidatesFlags(candidates_dir));
   std::vector<std::string> warnings;
   ASSIGN_OR_RETURN(schedules::TuneCache cache, schedules::TuneCache::Open(caches.front(), &warnings));
   for (const std::string& w : warnings) std::fprintf(stderr, "tune: warning: %s\n", w.c_str());

@@ -99,7 +99,8 @@ expect_error "no schedule a shape" "--top 0: give at least 1" tune --top 0 --can
 expect_error "an unknown family" "cannot tune 'gemm'" tune --families matvec,gemm --candidates "$T/x" --cache "$T/v2.tsv"
 expect_error "a base that is no table" "v2.tsv:2:8: Message type" tune --base "$T/v2.tsv" --candidates "$T/x" --cache "$T/v2.tsv"
 expect_error "a folder with an earlier run's tables" "not an empty folder" \
-  tune --candidates "$T/gc" --cache "$T/v2.tsv"
+  tune --export "$T/early.txtpb" --candidates "$T/gc" --cache "$T/v2.tsv"
+check "refused before the export is written" test ! -e "$T/early.txtpb"
 expect_error "a file for the folder" "a file, not a folder" tune --candidates "$T/v2.tsv" --cache "$T/v2.tsv"
 expect_error "--top without --candidates" "give --candidates DIR" tune --top 3 --export "$T/e.txtpb" --cache "$T/v2.tsv"
 expect_error "a base for another target" "the base table is for sm_90, not for sm_89" \
