@@ -28,6 +28,7 @@ int ExactEntry(const ScheduleTable& base, const ScheduleKey& key) {
   return -1;
 }
 
+// "matvec q4_k 5120x4096": a shape in messages, headers and index.tsv.
 std::string ShapeName(const ScheduleKey& k) {
   return absl::StrCat(k.family, " ", k.weight_dtype, " ", k.rows, "x", k.cols);
 }
@@ -54,10 +55,10 @@ absl::StatusOr<CandidateSet> GraphCandidates(absl::Span<const TuneRecord> record
     return absl::InvalidArgumentError(
         absl::StrCat("the base table is for ", base.target(), ", not for ", target, " (--base, --target)"));
   ASSIGN_OR_RETURN(const std::string gpu, ChooseGpu(records, target, options.gpu));
-  // The records in scope, each schedule spelled in full where it parses.
+  // The records in scope. ParseRecord spelled each cached schedule in full,
+  // so one schedule has one CandidateKey however a cache wrote it.
   std::map<std::string, int> entry_of;  // ShapeKey -> base's exact entry, -1 for none
   std::vector<TuneRecord> scoped;
-  std::vector<bool> parsed;
   for (const TuneRecord& r : records) {
     const std::string shape = ShapeKey(r.key);
     if (!Takes(options.families, r.key.family) || !Takes(options.dtypes, r.key.weight_dtype) ||
@@ -65,12 +66,7 @@ absl::StatusOr<CandidateSet> GraphCandidates(absl::Span<const TuneRecord> record
       continue;
     auto [it, fresh] = entry_of.try_emplace(shape, -1);
     if (fresh) it->second = ExactEntry(base, r.key);
-    if (it->second < 0) continue;  // no exact entry: not a shape the table tunes
-    scoped.push_back(r);
-    ScheduleEntry e;
-    e.set_family(r.key.family);
-    parsed.push_back(ParseSchedule(r.schedule, &e).ok());
-    if (parsed.back()) scoped.back().schedule = CanonicalSchedule(e);
+    if (it->second >= 0) scoped.push_back(r);  // else not a shape the table tunes
   }
   const NewestRecords newest = NewestOfEachSchedule(scoped, target, gpu, options.current_codes);
   CandidateSet out;
@@ -79,7 +75,9 @@ absl::StatusOr<CandidateSet> GraphCandidates(absl::Span<const TuneRecord> record
   std::map<std::string, std::vector<const TuneRecord*>> by_shape;
   for (const TuneRecord* r : newest.records) {
     if (r->status != TuneStatus::kOk) continue;
-    if (!parsed[static_cast<size_t>(r - scoped.data())]) {
+    ScheduleEntry e;
+    e.set_family(r->key.family);
+    if (!ParseSchedule(r->schedule, &e).ok()) {
       ++out.unparsed;
       continue;
     }
@@ -100,6 +98,7 @@ absl::StatusOr<CandidateSet> GraphCandidates(absl::Span<const TuneRecord> record
       c.table = base;
       ScheduleEntry* e = c.table.mutable_entries(entry);
       RETURN_IF_ERROR(ParseSchedule(c.schedule, e));
+      c.schedule = CanonicalSchedule(*e);
       RETURN_IF_ERROR(CheckTable(c, *e));
       out.tables.push_back(std::move(c));
     }
@@ -117,16 +116,15 @@ std::string FormatCandidateTable(const CandidateTable& c) {
   std::string text;
   google::protobuf::TextFormat::PrintToString(c.table, &text);
   return absl::StrFormat(
-      "# Graph candidate %s (kilnc tune --candidates): the base table with its %s %s %dx%d entry set to\n"
+      "# Graph candidate %s (kilnc tune --candidates): the base table with its %s entry set to\n"
       "# { %s }, %.3f us alone. Time it inside the decode graph: tools/gpu_graph_select.sh.\n%s",
-      c.name, c.shape.family, c.shape.weight_dtype, c.shape.rows, c.shape.cols, c.schedule, c.us, text);
+      c.name, ShapeName(c.shape), c.schedule, c.us, text);
 }
 
 std::string FormatCandidateIndex(absl::Span<const CandidateTable> candidates) {
   std::string out;
   for (const CandidateTable& c : candidates)
-    absl::StrAppendFormat(&out, "%s\t%s %s %dx%d\t%.3f\t%s\n", c.name, c.shape.family, c.shape.weight_dtype,
-                          c.shape.rows, c.shape.cols, c.us, c.schedule);
+    absl::StrAppendFormat(&out, "%s\t%s\t%.3f\t%s\n", c.name, ShapeName(c.shape), c.us, c.schedule);
   return out;
 }
 

@@ -56,8 +56,9 @@ struct CandidateSet {
 // cols; the options' families, dtypes and shapes), the `top` fastest
 // schedules whose newest record (NewestOfEachSchedule: `target`, the chosen
 // GPU, no variant, the current codes where given) is correct, fastest
-// first. A schedule is one candidate however a record spelled it (old
-// caches leave out fields at their default). Each table is checked to load
+// first. A schedule is one candidate however a cache spelled it (old
+// caches leave out fields at their default; ParseRecord spells them in
+// full). Each table is checked to load
 // and to give the shape the replaced entry. InvalidArgument for top < 1, a
 // base for another target, ChooseGpu's errors, a base whose exact entry
 // an earlier range entry hides, or no candidate at all.

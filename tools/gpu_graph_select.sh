@@ -15,6 +15,8 @@
 #      KILN_GRAPH_DEPTH (the context the steps start from; default 0: the
 #      decode attention's schedule matters at long context too)
 set -uo pipefail
+# shellcheck source=greedy_tokens.sh
+source "$(dirname "$0")/greedy_tokens.sh"
 [ $# -ge 2 ] && [ -d "$2" ] || { echo "usage: $0 TYPE DIR [ROUNDS]  (DIR: kilnc tune --candidates' tables)" >&2; exit 2; }
 TYPE=$1 DIR=$2 ROUNDS=${3:-2}
 B=${KILN_BIN_DIR:-/tmp/kiln-gpu/pkg/bin} W=${KILN_GRAPH_WORK:-/tmp/kiln-graph} DEPTH=${KILN_GRAPH_DEPTH:-0}
@@ -74,8 +76,6 @@ for s, names in sorted(shapes.items()):
                                                                ' faster' if mean[w] < mean['base'] else ''))
 PY
 cat "$W/summary.txt"
-# shellcheck source=greedy_tokens.sh
-source "$(dirname "$0")/greedy_tokens.sh"
 greedy() {  # NAME: its 16 greedy tokens after GREEDY_PROMPT
   GREEDY_TIMEOUT=60 greedy_tokens "$B/kiln" "$W/$1.kiln" "$MODEL" 2> /dev/null
 }

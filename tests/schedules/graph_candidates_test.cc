@@ -32,6 +32,8 @@ ScheduleTable Base() {
   return t;
 }
 
+// A record as a cache reads it back (ParseRecord spells its schedule in
+// full where it parses).
 TuneRecord Rec(const std::string& family, const std::string& dtype, int64_t rows, int64_t cols,
                const std::string& schedule, double us, TuneStatus status = TuneStatus::kOk) {
   TuneRecord r;
@@ -41,7 +43,9 @@ TuneRecord Rec(const std::string& family, const std::string& dtype, int64_t rows
   r.schedule = schedule;
   r.status = status;
   r.us = us;
-  return r;
+  absl::StatusOr<TuneRecord> read = ParseRecord(FormatRecord(r));
+  EXPECT_TRUE(read.ok()) << read.status();
+  return read.ok() ? *read : r;
 }
 
 TuneRecord Planar(int64_t rows, const std::string& schedule, double us, TuneStatus status = TuneStatus::kOk) {
@@ -61,6 +65,7 @@ TEST(GraphCandidates, TheFastestDistinctCorrectSchedulesOfEachExactShape) {
   std::vector<TuneRecord> rs = {
       Planar(6144, a, 9.0),
       Planar(6144, Full(a), 8.6),                       // a again, spelled in full: counts once, at 8.6
+                                                         // (the later record of the two)
       Planar(6144, b, 8.7),
       Planar(6144, c, 8.5),
       Planar(6144, "threads: 64", 1.0, TuneStatus::kWrong),  // fast but wrong
