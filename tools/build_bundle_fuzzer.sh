@@ -24,16 +24,21 @@ protoc --cpp_out="${out}/gen" -I "${repo_root}" "${repo_root}/runtime/manifest.p
 cxxflags=(-std=c++20 -g -O1 -fno-omit-frame-pointer
           -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
           -Wall -Wno-unused-parameter -I"${repo_root}" -I"${out}/gen")
-sources=(
+# What both programs link (bundle_writer.cc's own dependencies included: a
+# source missing here shows up as an undefined reference at the link).
+lib_sources=(
   "${out}/gen/runtime/manifest.pb.cc"
   "${repo_root}/runtime/bundle/bundle_format.cc"
   "${repo_root}/runtime/bundle/bundle_reader.cc"
   "${repo_root}/runtime/bundle/expr.cc"
   "${repo_root}/runtime/bundle/validator.cc"
   "${repo_root}/support/mapped_file.cc"
+  "${repo_root}/support/write_file.cc"
   "${repo_root}/models/gguf/ggml_type.cc"
   "${repo_root}/compiler/bundle_writer.cc"
   "${repo_root}/tests/runtime/test_manifest.cc"
+)
+sources=("${lib_sources[@]}"
   "${repo_root}/tests/runtime/bundle_fuzz.cc"
   "${repo_root}/tests/runtime/make_bundle_seeds.cc"
 )
@@ -57,7 +62,7 @@ done
 for pid in "${pids[@]}"; do wait "${pid}"; done
 
 common=()
-for src in "${sources[@]:0:9}"; do common+=("${out}/obj/$(basename "${src%.cc}").o"); done
+for src in "${lib_sources[@]}"; do common+=("${out}/obj/$(basename "${src%.cc}").o"); done
 libs=("${LIBDIR}/libprotobuf.a" -Wl,--start-group "${LIBDIR}"/libabsl_*.a -Wl,--end-group
       "${LIBDIR}/libz.a" -lpthread)
 "${CXX}" -fsanitize=fuzzer,address,undefined "${common[@]}" "${out}/obj/bundle_fuzz.o" \
