@@ -519,10 +519,14 @@ Value* MatVecEmitter::StreamSpan(Value* stage, int u, int r) {
 Value* MatVecEmitter::WarpFirstPiece(Value* piece) { return b_.CreateSub(piece, lane_); }
 
 MatVecEmitter::SpanSource MatVecEmitter::SourceOf(Value* row, Value* scale_row, Value* piece) {
-  Value* first = b_.CreateZExt(WarpFirstPiece(piece), kb_.I64());
+  // The warp's first piece is a multiple of 32 (whole chunks): its span is
+  // span number first / 32 of the row, in both planes (a planar Q6_K span's
+  // 32 pieces share 8 d, so its scales are not 2 bytes a piece).
+  Value* span_index = b_.CreateZExt(b_.CreateLShr(WarpFirstPiece(piece), kb_.I32c(5)), kb_.I64());
   SpanSource src;
-  src.pieces = kb_.Gep(row, b_.CreateMul(first, kb_.I64c(plan_.stream_span_bytes / kWarp)));
-  if (plan_.stream_scale_bytes > 0) src.scales = kb_.Gep(scale_row, b_.CreateShl(first, kb_.I64c(1)));
+  src.pieces = kb_.Gep(row, b_.CreateMul(span_index, kb_.I64c(plan_.stream_span_bytes)));
+  if (plan_.stream_scale_bytes > 0)
+    src.scales = kb_.Gep(scale_row, b_.CreateMul(span_index, kb_.I64c(plan_.stream_scale_bytes)));
   return src;
 }
 
@@ -560,18 +564,23 @@ void MatVecEmitter::ComputeItem(Value* stage, const std::vector<Value*>& pieces)
     Accumulate(
         [&](int r) {
           // The decoder's global addresses, moved into the warp's copy of
-          // the span: 16-byte loads of the pieces, 2-byte ones of the
-          // planar Q8_0 scales (copied right after the pieces).
+          // the span: the data plane's 16-byte (and planar Q6_K's 8-byte
+          // scale) loads from the pieces' copy, the planar formats' 2-byte
+          // scale-plane entries from their copy right after it.
           Value* span = StreamSpan(stage, static_cast<int>(u), r);
           SpanSource src = SourceOf(rowptr_[r], scale_row_[r], pieces[u]);
-          auto moved = [&](Value* address, Value* global_start, Value* copy) {
+          DirectFetch read = [&](Value* address, int bytes, RowPlane plane) -> std::vector<Value*> {
+            const bool scales = plane == RowPlane::kScales;
+            Value* global_start = scales ? src.scales : src.pieces;
+            Value* copy = scales ? kb_.Gep(span, plan_.stream_span_bytes) : span;
             Value* off = b_.CreateSub(b_.CreatePtrToInt(address, kb_.I64()), b_.CreatePtrToInt(global_start, kb_.I64()));
-            return kb_.Gep(copy, off);
-          };
-          DirectFetch read = [&](Value* address, int bytes) -> std::vector<Value*> {
-            if (bytes == 2)
-              return {kb_.Load(kb_.I16(), moved(address, src.scales, kb_.Gep(span, plan_.stream_span_bytes)), 2)};
-            return kb_.Load4xI32(moved(address, src.pieces, span));
+            Value* at = kb_.Gep(copy, off);
+            if (bytes == 2) return {kb_.Load(kb_.I16(), at, 2)};
+            if (bytes == 16) return kb_.Load4xI32(at);
+            Value* v = kb_.Load(llvm::FixedVectorType::get(kb_.I32(), bytes / 4), at, static_cast<unsigned>(bytes));
+            std::vector<Value*> words;
+            for (int i = 0; i < bytes / 4; ++i) words.push_back(b_.CreateExtractElement(v, uint64_t(i)));
+            return words;
           };
           PieceRef ref{rowptr_[r], scale_row_[r], pieces[u]};
           return dec_.Decode(kb_, ref, dec_.Load(kb_, ref, nullptr, &read));

@@ -151,15 +151,17 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
     if (m.stream_stages < 2 || m.stream_stages > 8)
       return Bad(spec, absl::StrCat("matvec.stream_stages = ", m.stream_stages, " must be 0 or in [2, 8]"));
     if (!StreamableFormat(spec.weight))
-      return Bad(spec, absl::StrCat("matvec.stream_stages needs a 16-byte aligned weight format with no scale plane "
-                                    "but planar Q8_0's, not ",
+      return Bad(spec, absl::StrCat("matvec.stream_stages needs a 16-byte aligned weight format (not the 2-byte "
+                                    "aligned GGUF blocks), not ",
                                     WeightFormatName(spec.weight)));
     if (!m.stage_all) return Bad(spec, "matvec.stream_stages needs stage_all (no barriers between work items)");
     if (absl::Status s = whole_chunks("stream_stages"); !s.ok()) return s;
     // Whole chunks make every warp's span start at a multiple of 32 pieces,
-    // so rows are whole spans; a warp copies its 32 pieces (and planar
-    // Q8_0's 64 scale bytes) as 16-byte units, which every direct format's
-    // span is (Codegen.StreamedSpansAreWhole16ByteUnits).
+    // so rows are whole spans; a warp copies its 32 pieces (and a planar
+    // format's scale-plane entries for them: 64 bytes of planar Q8_0, 16 of
+    // planar Q6_K, both starting 16-byte aligned since a row's pieces, and
+    // so its scale-plane bytes, are whole spans) as 16-byte units, which
+    // every direct format's span is (Codegen.StreamedSpansAreWhole16ByteUnits).
   }
   MatVecPlan p = PlanMatVec(spec);
   if (p.shared_bytes > kMaxStaticShared)
@@ -400,9 +402,7 @@ int64_t WeightRowBytes(WeightFormat format, int64_t cols) {
   return cols / g.block_elems * g.block_bytes;
 }
 
-bool StreamableFormat(WeightFormat format) {
-  return !GetFormatGeometry(format).staged && format != WeightFormat::kQ6_KPlanar;
-}
+bool StreamableFormat(WeightFormat format) { return !GetFormatGeometry(format).staged; }
 
 int64_t ScaleRowBytes(WeightFormat format, int64_t cols) {
   switch (format) {
@@ -502,7 +502,9 @@ MatVecPlan PlanMatVec(const KernelSpec& spec) {
   p.stream_stages = m.stream_stages;
   if (p.stream_stages > 0) {
     p.stream_span_bytes = int64_t{kWarp} * p.fmt.block_bytes * p.fmt.piece_weights / p.fmt.block_elems;
-    p.stream_scale_bytes = spec.weight == WeightFormat::kQ8_0Planar ? kWarp * 2 : 0;
+    // A warp span's entries of the planar formats' scale plane (an f16 per
+    // block: 32 of planar Q8_0, 8 of planar Q6_K).
+    p.stream_scale_bytes = ScaleRowBytes(spec.weight, int64_t{kWarp} * p.fmt.piece_weights);
     p.stream_offset = p.x_bytes;
     p.stream_stage_bytes =
         int64_t{p.warps} * p.unroll * p.rows_per_group * (p.stream_span_bytes + p.stream_scale_bytes);

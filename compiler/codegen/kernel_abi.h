@@ -103,8 +103,8 @@ int64_t WeightRowBytes(WeightFormat format, int64_t cols);
 // Bytes of one row's f16 scale plane (w_scales): cols/32 scales for
 // kQ8_0Planar, cols/256 super-scales d for kQ6_KPlanar, 0 for the rest.
 int64_t ScaleRowBytes(WeightFormat format, int64_t cols);
-// matvec.stream_stages can copy the format's weights into shared memory:
-// 16-byte aligned pieces, and no scale plane but planar Q8_0's.
+// matvec.stream_stages can copy the format's weights (and scale plane)
+// into shared memory: the direct formats, whose pieces are 16-byte aligned.
 bool StreamableFormat(WeightFormat format);
 const char* WeightFormatName(WeightFormat format);  // "q4_k"
 const char* FamilyName(Family family);              // "matvec"

@@ -1,7 +1,5 @@
 #include "compiler/codegen/weight_decoder.h"
 
-#include <cassert>
-
 namespace kiln::codegen {
 
 using llvm::Value;
@@ -135,7 +133,12 @@ std::vector<Value*> WeightDecoder::Load(KernelBuilder& kb, const PieceRef& ref, 
   auto& b = kb.b();
   std::vector<Value*> raw;
   auto append = [&](const std::vector<Value*>& v) { raw.insert(raw.end(), v.begin(), v.end()); };
-  auto load16 = [&](Value* address) { return fetch ? (*fetch)(address, 16) : kb.LoadNc4xI32(address); };
+  auto load16 = [&](Value* address) {
+    return fetch ? (*fetch)(address, 16, RowPlane::kData) : kb.LoadNc4xI32(address);
+  };
+  auto load_scale16 = [&](Value* address) {  // a planar format's scale-plane entry
+    return fetch ? (*fetch)(address, 2, RowPlane::kScales)[0] : kb.LoadNc(kb.I16(), address, 2);
+  };
   Value* p = ref.piece;
   switch (format_) {
     case WeightFormat::kF32:
@@ -147,8 +150,7 @@ std::vector<Value*> WeightDecoder::Load(KernelBuilder& kb, const PieceRef& ref, 
       Value* off = b.CreateShl(p, kb.I32c(5));
       append(load16(RowOffset(kb, ref.row, off)));
       append(load16(RowOffset(kb, ref.row, b.CreateAdd(off, kb.I32c(16)))));
-      Value* scale = RowOffset(kb, ref.scale_row, b.CreateShl(p, kb.I32c(1)));
-      raw.push_back(fetch ? (*fetch)(scale, 2)[0] : kb.LoadNc(kb.I16(), scale, 2));
+      raw.push_back(load_scale16(RowOffset(kb, ref.scale_row, b.CreateShl(p, kb.I32c(1)))));
       break;
     }
     case WeightFormat::kQ4_K:
@@ -181,13 +183,15 @@ std::vector<Value*> WeightDecoder::Load(KernelBuilder& kb, const PieceRef& ref, 
       append(load16(RowOffset(kb, ref.row, b.CreateAdd(ql, kb.I32c(32)))));
       Value* qh = b.CreateAdd(base, b.CreateAdd(kb.I32c(128), b.CreateAdd(b.CreateShl(h, kb.I32c(5)), l)));
       append(load16(RowOffset(kb, ref.row, qh)));
-      // The half's 8 scales (bytes 192 + 8h, 8-byte aligned), then d. No
-      // streamed kernel reads this format (kernel_abi.cc), so no fetch.
-      assert(fetch == nullptr);
+      // The half's 8 scales (bytes 192 + 8h, 8-byte aligned), then d.
       Value* sc = RowOffset(kb, ref.row, b.CreateAdd(base, b.CreateAdd(kb.I32c(192), b.CreateShl(h, kb.I32c(3)))));
-      Value* sc2 = kb.LoadNc(llvm::FixedVectorType::get(kb.I32(), 2), sc, 8);
-      for (int i = 0; i < 2; ++i) raw.push_back(b.CreateExtractElement(sc2, uint64_t(i)));
-      raw.push_back(kb.LoadNc(kb.I16(), RowOffset(kb, ref.scale_row, b.CreateShl(sb, kb.I32c(1))), 2));
+      if (fetch) {
+        append((*fetch)(sc, 8, RowPlane::kData));
+      } else {
+        Value* sc2 = kb.LoadNc(llvm::FixedVectorType::get(kb.I32(), 2), sc, 8);
+        for (int i = 0; i < 2; ++i) raw.push_back(b.CreateExtractElement(sc2, uint64_t(i)));
+      }
+      raw.push_back(load_scale16(RowOffset(kb, ref.scale_row, b.CreateShl(sb, kb.I32c(1)))));
       break;
     }
     case WeightFormat::kQ8_0: {

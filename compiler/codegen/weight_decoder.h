@@ -63,12 +63,15 @@ struct PieceRef {
 // row, byte offset within the block) -> i16.
 using U16Reader = std::function<llvm::Value*(llvm::Value* block, llvm::Value* byte_offset)>;
 
-// Direct formats read through this: (global address, bytes) -> the loaded
-// value, 16 bytes as 4 x i32 or 2 bytes as one i16 (the planar Q8_0 scale;
-// streamed formats only, so never planar Q6_K).
+// Which array of a row a direct load reads: the weights' data (every
+// direct format) or the planar formats' scale plane (PieceRef::scale_row).
+enum class RowPlane { kData, kScales };
+// Direct formats read through this: (global address, bytes, plane) -> the
+// loaded value as i32 words (16 bytes: 4; 8 bytes: 2, planar Q6_K's
+// scales), or 2 bytes as one i16 (the planar formats' scale-plane entries).
 // Without one, Load reads global memory (ld.global.nc); a streaming matvec
 // copies into shared memory first and reads its copies back.
-using DirectFetch = std::function<std::vector<llvm::Value*>(llvm::Value* address, int bytes)>;
+using DirectFetch = std::function<std::vector<llvm::Value*>(llvm::Value* address, int bytes, RowPlane plane)>;
 
 class WeightDecoder {
  public:

@@ -181,7 +181,8 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
         s.matvec.pipeline_rows = false;
       }
       if (rows) s.matvec.pipeline_loads = s.matvec.pipeline_rows = true;
-      if (streamed) {
+      if (streamed) {  // in place of the tuned entry's pipelined loads, if any
+        s.matvec.pipeline_loads = s.matvec.pipeline_rows = false;
         s.matvec.stage_all = true;
         s.matvec.stream_stages = 3;
         s.matvec.int8_activations = r.f == WeightFormat::kQ4_K;

@@ -710,14 +710,20 @@ void ExpectBad(const KernelSpec& spec, const std::string& fragment) {
 
 // stream_stages copies a warp's 32 consecutive pieces of a row as 16-byte
 // cp.async units (emit_matvec.cc): for every format that can stream, that
-// span is whole units (planar Q8_0's 32 scales are 64 bytes).
+// span is whole units, and so are its entries of a planar format's scale
+// plane (planar Q8_0's 32 scales are 64 bytes, planar Q6_K's 8 d are 16).
 TEST(Codegen, StreamedSpansAreWhole16ByteUnits) {
   for (WeightFormat f : testing::AllFormats()) {
     FormatGeometry g = GetFormatGeometry(f);
     if (!StreamableFormat(f)) continue;
     EXPECT_EQ(int64_t{32} * g.block_bytes * g.piece_weights / g.block_elems % 16, 0) << WeightFormatName(f);
     EXPECT_EQ(int64_t{32} * g.piece_weights * g.block_bytes % g.block_elems, 0) << WeightFormatName(f);
+    EXPECT_EQ(ScaleRowBytes(f, int64_t{32} * g.piece_weights) % 16, 0) << WeightFormatName(f);
   }
+  EXPECT_TRUE(StreamableFormat(WeightFormat::kQ6_KPlanar));
+  EXPECT_TRUE(StreamableFormat(WeightFormat::kQ8_0Planar));
+  EXPECT_FALSE(StreamableFormat(WeightFormat::kQ6_K));
+  EXPECT_FALSE(StreamableFormat(WeightFormat::kQ8_0));
 }
 
 TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
@@ -758,8 +764,12 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   KernelSpec staged = stream;
   staged.name = "stream_q6_k";
   staged.weight = WeightFormat::kQ6_K;
-  ExpectBad(staged, "stream_stages needs a 16-byte aligned weight format with no scale plane but planar Q8_0's, "
+  ExpectBad(staged, "stream_stages needs a 16-byte aligned weight format (not the 2-byte aligned GGUF blocks), "
                     "not q6_k");
+  KernelSpec planar_q6 = stream;  // planar Q6_K streams its data plane and d plane
+  planar_q6.name = "stream_q6_kp";
+  planar_q6.weight = WeightFormat::kQ6_KPlanar;
+  EXPECT_TRUE(EmitPtx({planar_q6}, Sm(90)).ok());
   KernelSpec chunked = stream;
   chunked.name = "stream_chunked";
   chunked.matvec.stage_all = false;
@@ -855,11 +865,6 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   embed.weight = WeightFormat::kQ6_KPlanar;
   embed.cols = 256;
   ExpectBad(embed, "q6_kp's planes");
-  // stream_ok's whole chunks, so only the format is wrong.
-  KernelSpec streamed6 = stream;
-  streamed6.name = "streamed_q6_kp";
-  streamed6.weight = WeightFormat::kQ6_KPlanar;
-  ExpectBad(streamed6, "not q6_kp");
   KernelSpec pack6;
   pack6.name = "pack_q6_k_cols_300";
   pack6.family = Family::kPackQ6_K;

@@ -159,6 +159,12 @@ const std::vector<WorkItemCase>& WorkItemCases() {
       // items, 3 stages wrapping around.
       {WeightFormat::kQ4_K, Prologue::kNone, Epilogue::kAddInPlace, 2, 64, 8, 2, 2, 4, 3, 2, true, 259, 16384},
       {WeightFormat::kQ8_0Planar, Prologue::kNone, Epilogue::kAddInPlace, 1, 64, 8, 2, 2, 4, 4, 2, false, 259, 8192},
+      // Planar Q6_K: its 8-byte scale loads and d plane from the copies.
+      {WeightFormat::kQ6_KPlanar, Prologue::kRmsNorm, Epilogue::kStore, 2, 128, 8, 4, 1, 4, 3, 1, false, 259, 4096},
+      {WeightFormat::kQ6_KPlanar, Prologue::kNone, Epilogue::kAddInPlace, 1, 64, 4, 1, 1, 2, 2, 2, false, 259, 8192},
+      {WeightFormat::kQ6_KPlanar, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 2, 64, 8, 2, 1, 4, 4, 1, true, 264, 4096},
+      // The Qwen3-8B Q6_K down projection's shape: 2 chunks per k split.
+      {WeightFormat::kQ6_KPlanar, Prologue::kNone, Epilogue::kAddInPlace, 1, 256, 16, 8, 1, 1, 3, 2, false, 4096, 12288},
   };
   return kCases;
 }
@@ -181,8 +187,8 @@ std::vector<KernelSpec> StreamedMatVecs() {
 
 std::vector<KernelSpec> PipelinedMatVecs() {
   // The streamed cases with their loads pipelined instead, then what
-  // streaming cannot run: planar Q6_K, and chunks restaged in the K loop
-  // (no stage_all: one row tile, barriers around every item).
+  // streaming cannot run: chunks restaged in the K loop (no stage_all: one
+  // row tile, barriers around every item).
   std::vector<KernelSpec> out;
   int k = 0;
   for (const WorkItemCase& c : WorkItemCases()) {
@@ -191,8 +197,6 @@ std::vector<KernelSpec> PipelinedMatVecs() {
     out.push_back(st);
   }
   const WorkItemCase more[] = {
-      {WeightFormat::kQ6_KPlanar, Prologue::kRmsNorm, Epilogue::kStore, 2, 128, 8, 4, 1, 4, 0, 1, false, 259, 4096},
-      {WeightFormat::kQ6_KPlanar, Prologue::kNone, Epilogue::kAddInPlace, 1, 64, 4, 1, 1, 2, 0, 2, false, 259, 8192},
       {WeightFormat::kQ4_K, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 1, 128, 16, 4, 1, 4, 0, 1, true, 24576, 4096},
       {WeightFormat::kQ8_0Planar, Prologue::kRmsNorm, Epilogue::kStore, 3, 64, 4, 1, 1, 1, 0, 1, false, 259, 4096},
       {WeightFormat::kQ4_K, Prologue::kRmsNorm, Epilogue::kSiluMulWith, 2, 64, 4, 1, 1, 1, 0, 1, true, 259, 8192},
