@@ -101,6 +101,17 @@ check "foreign GGUF inspects" bash -c "'$KILNC' inspect '$T/foreign.gguf' | grep
 fg=$("$KILNC" reference -m "$T/foreign.gguf" -p "the the" -n 4 --ignore-eos 2>&1)
 check "foreign GGUF runs in the reference" grep -q "reference: " <<<"$fg"
 check "foreign GGUF tokenizes with its merges" bash -c "[ \"\$('$KILNC' tokenize -m '$T/foreign.gguf' ' the')\" = 258 ]"
+# Scaled RoPE (YaRN): the CPU reference runs it; the GPU kernels do not
+# implement it, so compile refuses it by name rather than ignore it.
+python3 "$SRC/tests/models/write_foreign_gguf.py" "$T/yarn.gguf" yarn
+check "a YaRN GGUF inspects as YaRN" bash -c "'$KILNC' inspect '$T/yarn.gguf' | grep -q 'YaRN'"
+check "a YaRN GGUF runs in the reference" "$KILNC" reference -m "$T/yarn.gguf" -p "the the" -n 4 --ignore-eos \
+  --dump-logits "$T/yarn.npy"
+"$KILNC" reference -m "$T/foreign.gguf" -p "the the" -n 4 --ignore-eos --dump-logits "$T/plain.npy" > /dev/null 2>&1
+check "YaRN changes the reference's logits" bash -c "[ -s '$T/plain.npy' ] && ! cmp -s '$T/yarn.npy' '$T/plain.npy'"
+expect_error "a YaRN GGUF is refused by compile" "no GPU kernel for scaled RoPE (the GGUF's rope.scaling.* keys" \
+  "$KILNC" compile "$T/yarn.gguf" -o "$T/yarn.kiln"
+check "the refused compile leaves no bundle" test ! -e "$T/yarn.kiln"
 
 expect_error "missing file" "cannot open" "$KILNC" inspect "$T/nope.gguf"
 head -c 100 "$T/m.gguf" > "$T/trunc.gguf"

@@ -1,11 +1,9 @@
 // Qwen3 config reading and tensor checks: every bad input names its key or tensor.
 #include "models/qwen3_config.h"
 
-#include <cstring>
-#include <functional>
+#include <cmath>
 
 #include "gtest/gtest.h"
-#include "models/gguf/gguf_writer.h"
 #include "tests/models/test_models.h"
 
 namespace kiln::models {
@@ -13,48 +11,13 @@ namespace {
 
 using gguf::Value;
 
-// Copies `src` with edited metadata and tensors, and opens the copy.
-struct Edit {
-  std::function<bool(const std::string& key, Value& v)> key;           // false drops the key
-  std::function<bool(const std::string& name, std::vector<int64_t>& dims, gguf::GgmlType& t)> tensor;
-  std::vector<std::pair<std::string, Value>> add = {};  // keys appended
-};
-
-std::unique_ptr<gguf::GgufFile> Rewrite(const gguf::GgufFile& src, const Edit& e, const std::string& path) {
-  gguf::GgufWriter w;
-  for (auto [k, v] : src.metadata())
-    if (!e.key || e.key(k, v)) w.AddKey(k, v);
-  for (const auto& [k, v] : e.add) w.AddKey(k, v);
-  for (const gguf::TensorInfo& t : src.tensors()) {
-    std::vector<int64_t> dims = t.dims;
-    gguf::GgmlType type = t.type;
-    if (e.tensor && !e.tensor(t.name, dims, type)) continue;
-    if (dims == t.dims && type == t.type) {
-      auto span = src.TensorData(t);
-      w.AddTensor(t.name, dims, type, [span](absl::Span<uint8_t> out) {
-        std::memcpy(out.data(), span.data(), out.size());
-        return absl::OkStatus();
-      });
-    } else {
-      w.AddTensor(t.name, dims, type, [](absl::Span<uint8_t> out) {
-        std::memset(out.data(), 0, out.size());
-        return absl::OkStatus();
-      });
-    }
-  }
-  absl::Status s = w.Write(path);
-  EXPECT_TRUE(s.ok()) << s;
-  auto f = gguf::GgufFile::Open(path);
-  EXPECT_TRUE(f.ok()) << f.status();
-  return std::move(*f);
-}
-
 class Qwen3ConfigTest : public ::testing::Test {
  protected:
   void SetUp() override { base_ = SynthAndOpen(SynthOptions{}, "base.gguf"); }
   // Status of reading the config and checking tensors of an edited copy.
   absl::Status Check(const Edit& e) {
     auto f = Rewrite(*base_, e, TempPath("edited.gguf"));
+    if (f == nullptr) return absl::InternalError("the edited copy did not open");
     auto c = ReadQwen3Config(*f);
     if (!c.ok()) return c.status();
     return CheckQwen3Tensors(*f, *c);
@@ -121,6 +84,71 @@ TEST_F(Qwen3ConfigTest, ContradictionsAreNamed) {
   ExpectError(Check(SetKey("qwen3.vocab_size", Value::U32(7))), absl::StatusCode::kInvalidArgument, "vocab_size");
   ExpectError(Check(SetKey("qwen3.rope.scaling.type", Value::Str("longrope"))), absl::StatusCode::kUnimplemented,
               "longrope");
+}
+
+// Linear and YaRN rope scaling (the converters' rope.scaling.* keys): read,
+// with YaRN's ramp and magnitude as the formula gives them for the tiny
+// model's head_dim 64 and rope base 1e6: corr_dim(beta) = 64 ln(1024 /
+// (2 pi beta)) / (2 ln 1e6) is 3.77 (beta_fast 32) and 11.80 (beta_slow 1),
+// so the ramp runs over [3, 12]; mscale = 0.9 (1 + 0.1 ln 8) = 1.08715.
+TEST_F(Qwen3ConfigTest, RopeScalingIsRead) {
+  auto read = [&](std::vector<std::pair<std::string, Value>> keys) {
+    auto f = Rewrite(*base_, {nullptr, nullptr, std::move(keys)}, TempPath("rope.gguf"));
+    return ReadQwen3Config(*f);
+  };
+  auto linear = read({{"qwen3.rope.scaling.type", Value::Str("linear")}, {"qwen3.rope.scaling.factor", Value::F32(4)}});
+  ASSERT_TRUE(linear.ok()) << linear.status();
+  EXPECT_EQ(linear->rope_scaling, RopeScaling::kLinear);
+  EXPECT_FLOAT_EQ(linear->rope_factor, 4.0f);
+  auto unit = read({{"qwen3.rope.scaling.type", Value::Str("linear")}, {"qwen3.rope.scaling.factor", Value::F32(1)}});
+  ASSERT_TRUE(unit.ok()) << unit.status();
+  EXPECT_EQ(unit->rope_scaling, RopeScaling::kNone);
+  auto yarn = read({{"qwen3.rope.scaling.type", Value::Str("yarn")},
+                    {"qwen3.rope.scaling.factor", Value::F32(8)},
+                    {"qwen3.rope.scaling.original_context_length", Value::U32(1024)},
+                    {"qwen3.rope.scaling.yarn_attn_factor", Value::F32(0.9f)}});
+  ASSERT_TRUE(yarn.ok()) << yarn.status();
+  EXPECT_EQ(yarn->rope_scaling, RopeScaling::kYarn);
+  EXPECT_EQ(yarn->rope_orig_context, 1024);
+  EXPECT_FLOAT_EQ(yarn->yarn_ext_factor, 1.0f);  // the defaults
+  EXPECT_FLOAT_EQ(yarn->yarn_beta_fast, 32.0f);
+  EXPECT_FLOAT_EQ(yarn->yarn_beta_slow, 1.0f);
+  const YarnRamp r = YarnRampOf(*yarn);
+  EXPECT_FLOAT_EQ(r.low, 3.0f);
+  EXPECT_FLOAT_EQ(r.high, 12.0f);
+  EXPECT_NEAR(r.mscale, 1.0871497, 1e-6);
+}
+
+TEST_F(Qwen3ConfigTest, BadRopeKeysAreNamed) {
+  ExpectError(Check(SetKey("qwen3.rope.scaling.factor", Value::F32(0))), absl::StatusCode::kInvalidArgument,
+              "rope.scaling.factor' = 0 must be finite and > 0");
+  ExpectError(Check(SetKey("qwen3.rope.scaling.type", Value::U32(1))), absl::StatusCode::kInvalidArgument,
+              "rope.scaling.type' is not a string");
+  ExpectError(Check({nullptr, nullptr,
+                     {{"qwen3.rope.scaling.type", Value::Str("yarn")},
+                      {"qwen3.rope.scaling.yarn_beta_fast", Value::F32(std::nanf(""))}}}),
+              absl::StatusCode::kInvalidArgument, "rope.scaling.yarn_beta_fast' = nan is not finite");
+  ExpectError(Check({nullptr, nullptr,
+                     {{"qwen3.rope.scaling.type", Value::Str("yarn")},
+                      {"qwen3.rope.scaling.yarn_ext_factor", Value::Str("1")}}}),
+              absl::StatusCode::kInvalidArgument, "yarn_ext_factor' has type STRING, expected a float");
+  ExpectError(Check(SetKey("qwen3.rope.freq_base", Value::F32(1.0f))), absl::StatusCode::kInvalidArgument,
+              "rope.freq_base' = 1 must be finite and > 1");
+  ExpectError(Check(SetKey("qwen3.rope.dimension_count", Value::U32(32))), absl::StatusCode::kUnimplemented,
+              "partial rotary embedding (rope.dimension_count 32 != key_length 64)");
+}
+
+TEST_F(Qwen3ConfigTest, UnsupportedModelKindsAreNamed) {
+  ExpectError(Check(SetKey("qwen3.attention.causal", Value::Bool(false))), absl::StatusCode::kUnimplemented,
+              "non-causal attention");
+  EXPECT_TRUE(Check(SetKey("qwen3.attention.causal", Value::Bool(true))).ok());
+  ExpectError(Check(SetKey("qwen3.attention.causal", Value::U32(1))), absl::StatusCode::kInvalidArgument,
+              "attention.causal' is not a bool");
+  ExpectError(Check(SetKey("qwen3.block_count", Value::U32(100))), absl::StatusCode::kInvalidArgument,
+              "block_count' = 100, but the file has only");
+  gguf::Array strings{gguf::ValueType::kString, {Value::Str("768")}};
+  ExpectError(Check(SetKey("qwen3.feed_forward_length", Value::Arr(strings))), absl::StatusCode::kInvalidArgument,
+              "feed_forward_length' is an array of STRING, expected integers");
 }
 
 TEST_F(Qwen3ConfigTest, PerLayerArraysMustBeUniform) {

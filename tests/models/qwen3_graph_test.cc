@@ -22,14 +22,17 @@ ir::HostTensor Ids(std::vector<int32_t> ids) {
   return ir::HostTensor::FromInts(ir::DType::kI32, {n}, std::move(ids));
 }
 
-// Runs the Qwen3 module in the interpreter and the reference side by side:
-// prefill of `prompt`, then `steps` greedy decode steps.
-void ExpectParity(const std::string& preset, Recipe recipe, const std::vector<int32_t>& prompt, int steps) {
+std::unique_ptr<gguf::GgufFile> Synth(const std::string& preset, Recipe recipe) {
   SynthOptions o;
   o.preset = preset;
   o.recipe = recipe;
   o.seed = 21;
-  auto f = SynthAndOpen(o, "m.gguf");
+  return SynthAndOpen(o, "m.gguf");
+}
+
+// Runs the Qwen3 module of `f` in the interpreter and the reference side by
+// side: prefill of `prompt`, then `steps` greedy decode steps.
+void ExpectParity(const std::unique_ptr<gguf::GgufFile>& f, const std::vector<int32_t>& prompt, int steps) {
   ASSERT_NE(f, nullptr);
   Qwen3Config c = *ReadQwen3Config(*f);
   auto m = BuildQwen3Module(*f, c);
@@ -65,18 +68,48 @@ void ExpectParity(const std::string& preset, Recipe recipe, const std::vector<in
 class GraphParity : public ::testing::TestWithParam<Recipe> {};
 
 TEST_P(GraphParity, InterpreterMatchesReferenceTiny) {
-  ExpectParity("tiny", GetParam(), {3, 14, 15, 92, 65, 35, 89, 79}, 6);
+  ExpectParity(Synth("tiny", GetParam()), {3, 14, 15, 92, 65, 35, 89, 79}, 6);
 }
 
 // The real 0.6B shape (28 layers, 151936-token vocabulary): a short prompt
 // and two decode steps keep it to seconds per type.
 TEST_P(GraphParity, InterpreterMatchesReference0_6B) {
-  ExpectParity("0.6b", GetParam(), {9707, 11, 1879, 0}, 2);
+  ExpectParity(Synth("0.6b", GetParam()), {9707, 11, 1879, 0}, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, GraphParity,
                          ::testing::Values(Recipe::kF16, Recipe::kBF16, Recipe::kQ8_0, Recipe::kQ4_0,
                                            Recipe::kQ6_K, Recipe::kQ4_K_M));
+
+// Scaled RoPE: the interpreter's rope op and the reference's angles are
+// written apart from each other; they agree for linear scaling and for YaRN
+// (the ramp over pairs [3, 12] of 32, so every pair is interpolated, mixed
+// or extrapolated; mscale 1.087: see qwen3_config_test).
+TEST(Qwen3Graph, ScaledRopeMatchesReference) {
+  auto base = Synth("tiny", Recipe::kQ8_0);
+  ASSERT_NE(base, nullptr);
+  const std::vector<int32_t> prompt = {3, 14, 15, 92, 65, 35, 89, 79, 32, 38, 46, 26, 43, 38, 32, 79, 50, 28};
+  {
+    SCOPED_TRACE("linear");
+    ExpectParity(Rewrite(*base,
+                         {nullptr, nullptr,
+                          {{"qwen3.rope.scaling.type", gguf::Value::Str("linear")},
+                           {"qwen3.rope.scaling.factor", gguf::Value::F32(4)}}},
+                         TempPath("linear.gguf")),
+                 prompt, 4);
+  }
+  {
+    SCOPED_TRACE("yarn");
+    ExpectParity(Rewrite(*base,
+                         {nullptr, nullptr,
+                          {{"qwen3.rope.scaling.type", gguf::Value::Str("yarn")},
+                           {"qwen3.rope.scaling.factor", gguf::Value::F32(8)},
+                           {"qwen3.rope.scaling.original_context_length", gguf::Value::U32(1024)},
+                           {"qwen3.rope.scaling.yarn_attn_factor", gguf::Value::F32(0.9f)}}},
+                         TempPath("yarn.gguf")),
+                 prompt, 4);
+  }
+}
 
 // prefill_last_logits: prefill returns f32[1, V], exactly the last row of
 // the every-row logits (the final norm and LM head are per row), and leaves

@@ -2,7 +2,11 @@
 """Writes a small Qwen3 GGUF the way Python writers do, independently of kiln's
 writer: no general.alignment key (default 32), counts as UINT32, token types
 as INT32, tensors in converter order (not sorted), F32/F16 weights, tied
-embeddings. Used to check that kiln loads files it did not write itself."""
+embeddings. Used to check that kiln loads files it did not write itself.
+
+usage: write_foreign_gguf.py OUT.gguf [yarn]
+  yarn: also the rope.scaling keys of a YaRN-extended model (factor 4 over an
+  original context of 128), as converters write them."""
 import random
 import struct
 import sys
@@ -23,7 +27,7 @@ def arr(elem_type, items):
     return struct.pack('<IQ', elem_type, len(items)) + b''.join(items)
 
 
-def main(path):
+def main(path, yarn=False):
     rnd = random.Random(1234)
     n_layer, n_embd, n_ff, n_head, n_kv, hd = 2, 128, 256, 2, 1, 64
     # Byte-level vocabulary: the 256 byte symbols in GPT-2 order, 3 merges,
@@ -96,6 +100,12 @@ def main(path):
         infos.append(s(name) + struct.pack('<I', len(ne)) + struct.pack('<%dq' % len(ne), *ne) +
                      struct.pack('<iQ', t, offset))
         offset += (len(data) + ALIGN - 1) // ALIGN * ALIGN
+    if yarn:
+        kvs += [
+            kv('qwen3.rope.scaling.type', 8, s('yarn')),
+            kv('qwen3.rope.scaling.factor', 6, struct.pack('<f', 4.0)),
+            kv('qwen3.rope.scaling.original_context_length', 4, struct.pack('<I', 128)),
+        ]
     out = b'GGUF' + struct.pack('<IQQ', 3, len(tensors), len(kvs)) + b''.join(kvs) + b''.join(infos)
     out += b'\x00' * ((ALIGN - len(out) % ALIGN) % ALIGN)
     for _, _, _, data in tensors:
@@ -105,4 +115,6 @@ def main(path):
 
 
 if __name__ == '__main__':
-    main(sys.argv[1])
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] != 'yarn'):
+        sys.exit('usage: write_foreign_gguf.py OUT.gguf [yarn]')
+    main(sys.argv[1], len(sys.argv) == 3)
