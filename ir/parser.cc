@@ -77,7 +77,20 @@ class Parser {
   }
   absl::Status Expect(TokenKind kind, absl::string_view what) {
     if (Consume(kind)) return absl::OkStatus();
-    return Error(Tok(), absl::StrCat("expected ", what));
+    return Error(Tok(), absl::StrCat("expected ", what, ", got ", Describe(Tok())));
+  }
+  // "identifier 'return'", "')'", "end of input".
+  static std::string Describe(const Token& t) {
+    switch (t.kind) {
+      case TokenKind::kIdent:
+      case TokenKind::kLocal:
+      case TokenKind::kGlobal:
+      case TokenKind::kInt:
+      case TokenKind::kFloat:
+        return absl::StrCat(ToAbsl(TokenKindName(t.kind)), " '", t.text, "'");
+      default:
+        return std::string(ToAbsl(TokenKindName(t.kind)));
+    }
   }
 
   // ---- types and attributes ----

@@ -60,6 +60,9 @@ absl::StatusOr<NpyArray> ReadNpyF32(const std::string& path) {
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &d) || d < 0)
       return absl::InvalidArgumentError(absl::StrCat("'", path, "' has a bad shape"));
     arr.shape.push_back(d);
+    // Checked before it can overflow: no more values than the file has bytes.
+    if (d > 0 && n > static_cast<int64_t>(bytes.size()) / d)
+      return absl::DataLossError(absl::StrCat("'", path, "' has a shape larger than its data"));
     n *= d;
   }
   if (bytes.size() - 10 - len != static_cast<size_t>(n) * 4)

@@ -16,7 +16,9 @@ namespace kiln {
 absl::Status WriteNpyF32(const std::string& path, const std::vector<int64_t>& shape,
                          absl::Span<const float> data);
 
-// Reads a little-endian float32 C-order .npy (tests, comparisons).
+// Reads a little-endian float32 C-order .npy (tests, comparisons). A file
+// that is not one is InvalidArgument, a short one DataLoss, a missing one
+// NotFound, each naming the path.
 struct NpyArray {
   std::vector<int64_t> shape;
   std::vector<float> data;

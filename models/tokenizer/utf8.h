@@ -26,9 +26,6 @@ struct Utf8Unit {
 // byte of `text` lands in exactly one unit, in order.
 std::vector<Utf8Unit> DecodeUtf8(std::string_view text);
 
-// Appends the UTF-8 encoding of `cp` (must be a valid scalar value).
-void AppendUtf8(char32_t cp, std::string& out);
-
 // Length of the longest prefix of `bytes` that does not end inside a
 // well-formed but incomplete multi-byte sequence (what a streaming decoder may
 // emit now). Invalid bytes count as complete.

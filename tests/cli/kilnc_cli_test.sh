@@ -114,6 +114,7 @@ expect_error "a YaRN GGUF is refused by compile" "no GPU kernel for scaled RoPE 
 check "the refused compile leaves no bundle" test ! -e "$T/yarn.kiln"
 
 expect_error "missing file" "cannot open" "$KILNC" inspect "$T/nope.gguf"
+expect_error "a folder as the model" "is not a regular file" "$KILNC" inspect "$T"
 head -c 100 "$T/m.gguf" > "$T/trunc.gguf"
 expect_error "truncated file" "trunc.gguf" "$KILNC" reference -m "$T/trunc.gguf" -p x
 echo "not a gguf at all" > "$T/bad.gguf"
