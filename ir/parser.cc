@@ -79,12 +79,14 @@ class Parser {
     if (Consume(kind)) return absl::OkStatus();
     return Error(Tok(), absl::StrCat("expected ", what, ", got ", Describe(Tok())));
   }
-  // "identifier 'return'", "')'", "end of input".
+  // "identifier 'return'", "'%x'", "')'", "end of input".
   static std::string Describe(const Token& t) {
     switch (t.kind) {
-      case TokenKind::kIdent:
       case TokenKind::kLocal:
+        return absl::StrCat("'%", t.text, "'");
       case TokenKind::kGlobal:
+        return absl::StrCat("'@", t.text, "'");
+      case TokenKind::kIdent:
       case TokenKind::kInt:
       case TokenKind::kFloat:
         return absl::StrCat(ToAbsl(TokenKindName(t.kind)), " '", t.text, "'");

@@ -14,12 +14,18 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-${repo_root}/build-bundle/fuzz}"
 runs="${2:-}"
-CXX="${CXX:-clang++-19}"
+CXX="${KILN_FUZZ_CXX:-clang++-19}"  # not $CXX: the main build's g++ may be set there
 LIBDIR=/usr/lib/x86_64-linux-gnu
 jobs="${JOBS:-2}"
 
-mkdir -p "${out}/gen" "${out}/obj" "${out}/seeds"
-protoc --cpp_out="${out}/gen" -I "${repo_root}" "${repo_root}/runtime/manifest.proto"
+mkdir -p "${out}/gen/runtime" "${out}/gen.new" "${out}/obj" "${out}/seeds"
+# protoc into a scratch folder; the generated files are replaced only when
+# they change, so manifest.pb.o is not rebuilt on every run.
+protoc --cpp_out="${out}/gen.new" -I "${repo_root}" "${repo_root}/runtime/manifest.proto"
+for f in manifest.pb.h manifest.pb.cc; do
+  cmp -s "${out}/gen.new/runtime/${f}" "${out}/gen/runtime/${f}" || cp "${out}/gen.new/runtime/${f}" "${out}/gen/runtime/${f}"
+done
+rm -rf "${out}/gen.new"
 
 cxxflags=(-std=c++20 -g -O1 -fno-omit-frame-pointer
           -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
@@ -46,8 +52,10 @@ sources=("${lib_sources[@]}"
 # Compile what changed, ${jobs} at a time.
 compile() {  # $1: source
   local obj="${out}/obj/$(basename "${1%.cc}").o"
-  if [[ ! -f "${obj}" || "$1" -nt "${obj}" || -n "$(find "${repo_root}/runtime/bundle" \
-        "${repo_root}/compiler/bundle_writer.h" "${repo_root}/tests/runtime/test_manifest.h" \
+  # Any header it may include (the repository's, the generated manifest's)
+  # newer than the object rebuilds it.
+  if [[ ! -f "${obj}" || "$1" -nt "${obj}" || -n "$(find "${repo_root}/runtime" "${repo_root}/support" \
+        "${repo_root}/models" "${repo_root}/compiler" "${repo_root}/tests/runtime" "${out}/gen" \
         -name '*.h' -newer "${obj}" -print -quit)" ]]; then
     echo "build_bundle_fuzzer: ${CXX} -c $(basename "$1")"
     "${CXX}" "${cxxflags[@]}" -c "$1" -o "${obj}"

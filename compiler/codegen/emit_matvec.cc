@@ -188,7 +188,8 @@ class MatVecEmitter {
   // The first piece of the warp's span holding `piece` (this lane's).
   Value* WarpFirstPiece(Value* piece);
   // Where the warp's span holding `piece` starts in global memory: its
-  // pieces in `row`, and (planar Q8_0) their scales in `scale_row`.
+  // pieces in `row`, and (the planar formats) their scale-plane entries in
+  // `scale_row`.
   struct SpanSource {
     Value* pieces = nullptr;
     Value* scales = nullptr;

@@ -67,9 +67,9 @@ struct MatVecPlan {
   bool warp_reduce = false;
   // stream_stages: the weights' copies in dynamic shared memory after the
   // activations, at stream_offset. A warp's 32 consecutive pieces of a row
-  // are one contiguous span of stream_span_bytes (and, planar Q8_0, their
-  // scales stream_scale_bytes); per stage, [warp][unroll][row of group]
-  // spans, each followed by its scales.
+  // are one contiguous span of stream_span_bytes (and, the planar formats,
+  // their scale-plane entries, stream_scale_bytes); per stage,
+  // [warp][unroll][row of group] spans, each followed by its scales.
   int stream_stages = 0;
   int64_t stream_span_bytes = 0, stream_scale_bytes = 0;
   int64_t stream_offset = 0, stream_stage_bytes = 0, stream_bytes = 0;

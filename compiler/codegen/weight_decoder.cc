@@ -173,7 +173,7 @@ std::vector<Value*> WeightDecoder::Load(KernelBuilder& kb, const PieceRef& ref, 
     case WeightFormat::kQ6_KPlanar: {
       // Piece p: block p/4, half h = (p/2) mod 2, l = 16 (p mod 2): ql
       // bytes 64h + l and 64h + 32 + l, qh bytes 32h + l (16 each), the
-      // block's 16 scales, then d from the d plane.
+      // half's 8 scales, then d from the d plane.
       Value* sb = b.CreateLShr(p, kb.I32c(2));
       Value* h = b.CreateAnd(b.CreateLShr(p, kb.I32c(1)), kb.I32c(1));
       Value* l = b.CreateShl(b.CreateAnd(p, kb.I32c(1)), kb.I32c(4));

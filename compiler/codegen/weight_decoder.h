@@ -79,9 +79,10 @@ class WeightDecoder {
   const FormatGeometry& geometry() const { return geo_; }
   WeightFormat format() const { return format_; }
 
-  // Issues the piece's loads. Direct formats: 16-byte ld.global.nc from
-  // ref.row, or through `fetch` when given (reader unused). Staged formats:
-  // 2-byte reads through `reader`.
+  // Issues the piece's loads. Direct formats: ld.global.nc from ref.row
+  // (16 bytes; planar Q6_K also 8 of scales) and ref.scale_row (the planar
+  // formats' 2-byte entries), or through `fetch` when given (reader
+  // unused). Staged formats: 2-byte reads through `reader`.
   std::vector<llvm::Value*> Load(KernelBuilder& kb, const PieceRef& ref, const U16Reader* reader,
                                  const DirectFetch* fetch = nullptr) const;
   // Decodes what Load returned into segments.

@@ -112,6 +112,10 @@ check "YaRN changes the reference's logits" bash -c "[ -s '$T/plain.npy' ] && ! 
 expect_error "a YaRN GGUF is refused by compile" "no GPU kernel for scaled RoPE (the GGUF's rope.scaling.* keys" \
   "$KILNC" compile "$T/yarn.gguf" -o "$T/yarn.kiln"
 check "the refused compile leaves no bundle" test ! -e "$T/yarn.kiln"
+# YaRN's magnitude alone (unit factor, no extrapolation mix): still scaled.
+python3 "$SRC/tests/models/write_foreign_gguf.py" "$T/yarn-m.gguf" yarn-magnitude
+expect_error "YaRN's magnitude alone is refused by compile" "no GPU kernel for scaled RoPE" \
+  "$KILNC" compile "$T/yarn-m.gguf" -o "$T/yarn-m.kiln"
 
 expect_error "missing file" "cannot open" "$KILNC" inspect "$T/nope.gguf"
 expect_error "a folder as the model" "is not a regular file" "$KILNC" inspect "$T"

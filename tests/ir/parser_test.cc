@@ -85,6 +85,8 @@ std::vector<BadCase> Cases() {
        "expected ',' or ']' in the shape, got end of input"},
       {"ExpectNamesTheToken", "weight @w f32[4] = \"w\"\n", "weight @w : f32[4] = \"w\"\n", "1:11",
        "expected ':' before the weight's type, got identifier 'f32'"},
+      {"ExpectNamesTheValue", "weight @w @v : f32[4] = \"w\"\n", "weight @w : f32[4] = \"w\"\n", "1:11",
+       "expected ':' before the weight's type, got '@v'"},
       {"KernelWithoutRegion",
        "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = kernel(%x) : f32[4]\n  return(%y)\n}\n",
        "func @f(%x: f32[4]) -> (f32[4]) {\n  %y = kernel(%x) : f32[4] {\n  ^(%a: f32[4]):\n    yield(%a)\n  "

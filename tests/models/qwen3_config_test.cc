@@ -94,6 +94,7 @@ TEST_F(Qwen3ConfigTest, ContradictionsAreNamed) {
 TEST_F(Qwen3ConfigTest, RopeScalingIsRead) {
   auto read = [&](std::vector<std::pair<std::string, Value>> keys) {
     auto f = Rewrite(*base_, {nullptr, nullptr, std::move(keys)}, TempPath("rope.gguf"));
+    if (f == nullptr) return absl::StatusOr<Qwen3Config>(absl::InternalError("the edited copy did not open"));
     return ReadQwen3Config(*f);
   };
   auto linear = read({{"qwen3.rope.scaling.type", Value::Str("linear")}, {"qwen3.rope.scaling.factor", Value::F32(4)}});

@@ -4,9 +4,11 @@ writer: no general.alignment key (default 32), counts as UINT32, token types
 as INT32, tensors in converter order (not sorted), F32/F16 weights, tied
 embeddings. Used to check that kiln loads files it did not write itself.
 
-usage: write_foreign_gguf.py OUT.gguf [yarn]
+usage: write_foreign_gguf.py OUT.gguf [yarn | yarn-magnitude]
   yarn: also the rope.scaling keys of a YaRN-extended model (factor 4 over an
-  original context of 128), as converters write them."""
+  original context of 128), as converters write them;
+  yarn-magnitude: YaRN keys that leave the frequencies alone (factor 1,
+  yarn_ext_factor 0) and scale only cos and sin (yarn_attn_factor 1.1)."""
 import random
 import struct
 import sys
@@ -27,7 +29,7 @@ def arr(elem_type, items):
     return struct.pack('<IQ', elem_type, len(items)) + b''.join(items)
 
 
-def main(path, yarn=False):
+def main(path, rope=None):
     rnd = random.Random(1234)
     n_layer, n_embd, n_ff, n_head, n_kv, hd = 2, 128, 256, 2, 1, 64
     # Byte-level vocabulary: the 256 byte symbols in GPT-2 order, 3 merges,
@@ -100,11 +102,18 @@ def main(path, yarn=False):
         infos.append(s(name) + struct.pack('<I', len(ne)) + struct.pack('<%dq' % len(ne), *ne) +
                      struct.pack('<iQ', t, offset))
         offset += (len(data) + ALIGN - 1) // ALIGN * ALIGN
-    if yarn:
+    if rope == 'yarn':
         kvs += [
             kv('qwen3.rope.scaling.type', 8, s('yarn')),
             kv('qwen3.rope.scaling.factor', 6, struct.pack('<f', 4.0)),
             kv('qwen3.rope.scaling.original_context_length', 4, struct.pack('<I', 128)),
+        ]
+    elif rope == 'yarn-magnitude':
+        kvs += [
+            kv('qwen3.rope.scaling.type', 8, s('yarn')),
+            kv('qwen3.rope.scaling.factor', 6, struct.pack('<f', 1.0)),
+            kv('qwen3.rope.scaling.yarn_ext_factor', 6, struct.pack('<f', 0.0)),
+            kv('qwen3.rope.scaling.yarn_attn_factor', 6, struct.pack('<f', 1.1)),
         ]
     out = b'GGUF' + struct.pack('<IQQ', 3, len(tensors), len(kvs)) + b''.join(kvs) + b''.join(infos)
     out += b'\x00' * ((ALIGN - len(out) % ALIGN) % ALIGN)
@@ -115,6 +124,6 @@ def main(path, yarn=False):
 
 
 if __name__ == '__main__':
-    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] != 'yarn'):
-        sys.exit('usage: write_foreign_gguf.py OUT.gguf [yarn]')
-    main(sys.argv[1], len(sys.argv) == 3)
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] not in ('yarn', 'yarn-magnitude')):
+        sys.exit('usage: write_foreign_gguf.py OUT.gguf [yarn | yarn-magnitude]')
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else None)

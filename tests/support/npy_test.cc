@@ -21,7 +21,9 @@ void WriteBytes(const std::string& path, const std::string& bytes) {
 }
 
 TEST(Npy, RoundTripsShapesAndValues) {
-  std::mt19937 rng(std::random_device{}());
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, 3.0f);
   for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{7}, {3, 5}, {2, 3, 4}, {0, 4}}) {
     int64_t n = 1;

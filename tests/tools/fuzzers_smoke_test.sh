@@ -8,7 +8,7 @@
 # are by hand: docs/architecture.md "Testing".
 set -uo pipefail
 SRC=$1
-OUT=$2   # build folder for the fuzzers (kept between runs: only changed sources recompile)
+OUT=$2   # build folder for the fuzzers (kept between runs; the bundle fuzzer's objects are reused when unchanged)
 RUNS=${KILN_FUZZ_SMOKE_RUNS:-20000}
 # shellcheck source=../script_checks.sh
 source "$SRC/tests/script_checks.sh"
@@ -25,7 +25,9 @@ build_and_fuzz() {  # <name> <build command...>: builds, then fuzzes a copy of t
   check "$name has seeds" test -n "$(ls -A "$corpus")"
   local dict=()
   [ "$name" = gguf_fuzz ] && dict=(-dict="$SRC/tests/models/gguf/gguf_fuzz.dict")
-  (cd "$T" && "$OUT/$name" "${dict[@]}" -runs="$RUNS" -max_total_time=120 "$corpus" > "$T/$name.log" 2>&1)
+  # A finding's reproducer goes to $OUT (crash-*, leak-*, timeout-*), which outlives the test.
+  (cd "$T" && "$OUT/$name" "${dict[@]}" -artifact_prefix="$OUT/" -runs="$RUNS" -max_total_time=120 "$corpus" \
+     > "$T/$name.log" 2>&1)
   local rc=$?
   check "$name: $RUNS runs from the seeds, no finding (exit $rc)" test "$rc" -eq 0
   check "$name ran its runs" grep -q "^Done $RUNS runs" "$T/$name.log"

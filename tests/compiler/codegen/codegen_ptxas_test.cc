@@ -151,6 +151,7 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
   std::vector<KernelSpec> specs;
   int flipped = 0;  // pipeline_loads flipped and still valid
   int by_rows = 0;  // pipeline_rows valid
+  std::vector<std::string> streamed_rows;  // format_shape of the valid streamed variants
   for (const Row& r : table) {
     // The tuned schedule also with its weights streamed through shared
     // memory, 3 stages (direct formats), with pipeline_loads flipped, and
@@ -193,12 +194,18 @@ TEST(CodegenPtxas, Qwen3_8B_DecodeMatVecsSm90) {
       if (std::string(variant) != "tuned" && !ValidateKernelSpec(s, Sm(90)).ok()) continue;
       flipped += pipelined;
       by_rows += rows;
+      if (streamed) streamed_rows.push_back(absl::StrCat(WeightFormatName(r.f), "_", r.shape));
       specs.push_back(s);
     }
   }
   EXPECT_EQ(tuned, 13);   // all but the stored Q6_K blocks' two
   EXPECT_GE(flipped, 8);  // 9 of the 15 rows at session 9's table
   EXPECT_GE(by_rows, 8);
+  // Streamed with the tuned schedules' shapes: every planar Q8_0 shape but
+  // the output projection, the Q4_K QKV, gate/up and down, and (since
+  // planar Q6_K streams) the Q6_K V and down projections.
+  for (const char* want : {"q6_kp_v", "q6_kp_down", "q4_k_down", "q8_0p_gateup"})
+    EXPECT_NE(std::find(streamed_rows.begin(), streamed_rows.end(), want), streamed_rows.end()) << want;
   CheckPtxas(specs, Sm(90));
 }
 

@@ -806,9 +806,12 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   piped_uneven.name = "pipeline_uneven";
   piped_uneven.matvec.unroll = 3;
   ExpectBad(piped_uneven, "matvec.pipeline_loads: a split's 64 pieces are not whole chunks");
-  // Every pipelined case of the GPU test is a valid spec that LLVM compiles.
+  // Every pipelined and streamed case of the GPU test is a valid spec that
+  // LLVM compiles.
   absl::StatusOr<CompiledModule> pipelined = EmitPtx(testing::PipelinedMatVecs(), Sm(90));
   EXPECT_TRUE(pipelined.ok()) << pipelined.status();
+  absl::StatusOr<CompiledModule> streamed = EmitPtx(testing::StreamedMatVecs(), Sm(90));
+  EXPECT_TRUE(streamed.ok()) << streamed.status();
   KernelSpec rows_alone = piped;
   rows_alone.name = "pipeline_rows_alone";
   rows_alone.matvec.pipeline_loads = false;

@@ -163,7 +163,8 @@ const std::vector<WorkItemCase>& WorkItemCases() {
       {WeightFormat::kQ6_KPlanar, Prologue::kRmsNorm, Epilogue::kStore, 2, 128, 8, 4, 1, 4, 3, 1, false, 259, 4096},
       {WeightFormat::kQ6_KPlanar, Prologue::kNone, Epilogue::kAddInPlace, 1, 64, 4, 1, 1, 2, 2, 2, false, 259, 8192},
       {WeightFormat::kQ6_KPlanar, Prologue::kRmsNorm, Epilogue::kSiluMulPairs, 2, 64, 8, 2, 1, 4, 4, 1, true, 264, 4096},
-      // The Qwen3-8B Q6_K down projection's shape: 2 chunks per k split.
+      {WeightFormat::kQ6_KPlanar, Prologue::kNone, Epilogue::kAddInPlace, 2, 64, 4, 2, 2, 2, 3, 2, true, 259, 8192},
+      // The Qwen3-8B Q6_K down projection's shape: 3 chunks per k split.
       {WeightFormat::kQ6_KPlanar, Prologue::kNone, Epilogue::kAddInPlace, 1, 256, 16, 8, 1, 1, 3, 2, false, 4096, 12288},
   };
   return kCases;
