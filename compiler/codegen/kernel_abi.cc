@@ -1,6 +1,7 @@
 #include "compiler/codegen/kernel_abi.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "absl/strings/ascii.h"
@@ -222,6 +223,10 @@ absl::Status CheckHeads(const KernelSpec& spec) {
 absl::Status CheckRope(const KernelSpec& spec) {
   if (!(spec.rope_base > 1.0f)) return Bad(spec, "rope_base must be > 1");
   if (!(spec.eps >= 0.0f)) return Bad(spec, "eps must be >= 0");
+  const KernelSpec::RopeScaling& r = spec.rope_scaling;
+  if (!(r.freq_scale > 0.0f) || !std::isfinite(r.freq_scale) || !(r.mscale > 0.0f) || !std::isfinite(r.mscale) ||
+      !std::isfinite(r.ext_factor) || !std::isfinite(r.ramp_low) || !std::isfinite(r.ramp_high))
+    return Bad(spec, "rope_scaling: freq_scale and mscale must be finite and > 0, the ramp and ext_factor finite");
   return absl::OkStatus();
 }
 

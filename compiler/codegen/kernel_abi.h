@@ -8,11 +8,11 @@
 #include <array>
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "compiler/codegen/kernel_spec.h"
 
 namespace kiln::codegen {
@@ -106,6 +106,9 @@ int64_t ScaleRowBytes(WeightFormat format, int64_t cols);
 // matvec.stream_stages can copy the format's weights (and scale plane)
 // into shared memory: the direct formats, whose pieces are 16-byte aligned.
 bool StreamableFormat(WeightFormat format);
+// The head_dim / 2 angular frequencies the RoPE kernels rotate pair i by
+// (angle = p * f_i): base^(-2i/D), scaled as spec.rope_scaling says.
+std::vector<double> RopeFrequencies(const KernelSpec& spec);
 const char* WeightFormatName(WeightFormat format);  // "q4_k"
 const char* FamilyName(Family family);              // "matvec"
 

@@ -142,10 +142,18 @@ struct KernelSpec {
   // Attention / rope kernels.
   int64_t n_head = 0, n_head_kv = 0, head_dim = 0;
   float rope_base = 10000.0f;
+  // RoPE scaling (linear, YaRN; ir::RopeParams, computed by the model
+  // builder): pair i's angle is p base^(-2i/D) (freq_scale (1 - mix_i) +
+  // mix_i) with mix_i = ext_factor (1 - clamp((i - ramp_low) / max(0.001,
+  // ramp_high - ramp_low), 0, 1)), and cos and sin are scaled by mscale.
+  // The defaults are plain RoPE.
+  struct RopeScaling {
+    float freq_scale = 1.0f, ext_factor = 0.0f, ramp_low = 0.0f, ramp_high = 0.0f, mscale = 1.0f;
+  } rope_scaling;
   float attn_scale = 1.0f;
   bool kv_f16 = true;  // cache element type (f16, else f32)
   // kAttentionDecode: the kernel also does kQkNormRopeStore's work for the
-  // new token (q/k RMSNorm with eps, RoPE with rope_base, K/V into the
+  // new token (q/k RMSNorm with eps, RoPE with rope_base and rope_scaling, K/V into the
   // cache): it reads the raw qkv row and the two norm weights instead of q.
   bool rope_fused = false;
 

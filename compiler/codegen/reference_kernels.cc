@@ -228,8 +228,13 @@ absl::Status QkNormRopeStore(const KernelSpec& spec, const float* qkv, const flo
       for (int64_t i = 0; i < D; ++i) y[size_t(i)] = (x[i] * r) * w[i];
       std::vector<float> o(static_cast<size_t>(D));
       for (int64_t i = 0; i < H2; ++i) {
-        const double theta = double(p) * std::pow(double(spec.rope_base), -2.0 * double(i) / double(D));
-        const double c = std::cos(theta), sn = std::sin(theta);
+        // Linear / YaRN scaling as the IR's rope op mixes it (ir/kernels_nn.cc).
+        const KernelSpec::RopeScaling& rs = spec.rope_scaling;
+        const double ramp_y = (double(i) - rs.ramp_low) / std::max(0.001, double(rs.ramp_high) - rs.ramp_low);
+        const double mix = rs.ext_factor * (1.0 - std::min(1.0, std::max(0.0, ramp_y)));
+        const double unscaled = double(p) * std::pow(double(spec.rope_base), -2.0 * double(i) / double(D));
+        const double theta = unscaled * rs.freq_scale * (1.0 - mix) + unscaled * mix;
+        const double c = rs.mscale * std::cos(theta), sn = rs.mscale * std::sin(theta);
         o[size_t(i)] = static_cast<float>(y[size_t(i)] * c - y[size_t(i + H2)] * sn);
         o[size_t(i + H2)] = static_cast<float>(y[size_t(i)] * sn + y[size_t(i + H2)] * c);
       }

@@ -1,5 +1,6 @@
 #include "compiler/codegen/rope.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -11,12 +12,22 @@ namespace kiln::codegen {
 
 using llvm::Value;
 
-Rope::Rope(KernelBuilder& kb) : kb_(kb) {
-  const KernelSpec& spec = kb.spec();
+std::vector<double> RopeFrequencies(const KernelSpec& spec) {
   const int64_t D = spec.head_dim;
+  const KernelSpec::RopeScaling& s = spec.rope_scaling;
   std::vector<double> table(static_cast<size_t>(D / 2));
-  for (int64_t i = 0; i < D / 2; ++i)
-    table[static_cast<size_t>(i)] = std::pow(static_cast<double>(spec.rope_base), -2.0 * static_cast<double>(i) / D);
+  for (int64_t i = 0; i < D / 2; ++i) {
+    const double y = (static_cast<double>(i) - s.ramp_low) / std::max(0.001, double(s.ramp_high) - s.ramp_low);
+    const double mix = s.ext_factor * (1.0 - std::clamp(y, 0.0, 1.0));
+    table[static_cast<size_t>(i)] = std::pow(static_cast<double>(spec.rope_base), -2.0 * static_cast<double>(i) / D) *
+                                    (s.freq_scale * (1.0 - mix) + mix);
+  }
+  return table;
+}
+
+Rope::Rope(KernelBuilder& kb) : kb_(kb), mscale_(kb.spec().rope_scaling.mscale) {
+  const KernelSpec& spec = kb.spec();
+  const std::vector<double> table = RopeFrequencies(spec);
   llvm::Constant* init = llvm::ConstantDataArray::get(kb.ctx(), llvm::ArrayRef<double>(table));
   auto* g = new llvm::GlobalVariable(kb.module(), init->getType(), true, llvm::GlobalValue::InternalLinkage, init,
                                      spec.name + "_inv_freq", nullptr, llvm::GlobalValue::NotThreadLocal, 4);
@@ -37,8 +48,13 @@ RopeAngle Rope::Angle(Value* p, Value* i) {
   Value* red = b.CreateIntrinsic(llvm::Intrinsic::fma, {f64}, {nk, dc(kTwoPiHi), theta});
   red = b.CreateIntrinsic(llvm::Intrinsic::fma, {f64}, {nk, dc(kTwoPiLo), red});
   Value* a = b.CreateFPTrunc(red, kb_.F32());
-  return {b.CreateIntrinsic(llvm::Intrinsic::nvvm_cos_approx_f, {}, {a}),
-          b.CreateIntrinsic(llvm::Intrinsic::nvvm_sin_approx_f, {}, {a})};
+  Value* c = b.CreateIntrinsic(llvm::Intrinsic::nvvm_cos_approx_f, {}, {a});
+  Value* s = b.CreateIntrinsic(llvm::Intrinsic::nvvm_sin_approx_f, {}, {a});
+  if (mscale_ != 1.0f) {  // YaRN's magnitude
+    c = b.CreateFMul(c, kb_.F32c(mscale_));
+    s = b.CreateFMul(s, kb_.F32c(mscale_));
+  }
+  return {c, s};
 }
 
 std::pair<Value*, Value*> Rope::Apply(const RopeAngle& a, Value* y0, Value* y1) {

@@ -2,8 +2,8 @@
 // kQkNormRopeStore and kAttentionDecode with rope_fused. Internal to
 // compiler/codegen.
 //
-// Precision: base^(-2i/D) is a table of doubles computed on the host with
-// pow(); theta = p * table[i] is formed in f64 and reduced to [-pi, pi] in
+// Precision: f_i = base^(-2i/D) (with linear or YaRN scaling folded in:
+// RopeFrequencies) is a table of doubles computed on the host with pow(); theta = p * table[i] is formed in f64 and reduced to [-pi, pi] in
 // f64 (Cody-Waite with a two-part 2*pi), then sin.approx/cos.approx.f32 run
 // on the reduced angle: absolute error about 1e-6 at every position, where
 // an all-fp32 theta (as in llama.cpp or HF) is off by up to ~2e-3 rad at
@@ -17,7 +17,8 @@
 
 namespace kiln::codegen {
 
-// cos and sin of theta_i = p * base^(-2i/D).
+// cos and sin of theta_i = p * f_i (RopeFrequencies: base^(-2i/D), scaled
+// as spec.rope_scaling says), times spec.rope_scaling.mscale.
 struct RopeAngle {
   llvm::Value* cos = nullptr;
   llvm::Value* sin = nullptr;
@@ -25,8 +26,8 @@ struct RopeAngle {
 
 class Rope {
  public:
-  // Adds the kernel's frequency table (spec.head_dim / 2 doubles of
-  // spec.rope_base) to the module.
+  // Adds the kernel's frequency table (RopeFrequencies: spec.head_dim / 2
+  // doubles) to the module.
   explicit Rope(KernelBuilder& kb);
 
   // Pair i's angle at position p (i32). It depends on neither the row nor
@@ -43,6 +44,7 @@ class Rope {
 
  private:
   KernelBuilder& kb_;
+  float mscale_;  // spec.rope_scaling.mscale
   llvm::Value* inv_freq_;
 };
 

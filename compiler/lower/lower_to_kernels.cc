@@ -326,10 +326,11 @@ class StepLowering {
     s.head_dim = c_.head_dim;
     s.eps = qnorm->GetFloat("eps");
     s.rope_base = rope->GetFloat("base");
-    if (rope->GetFloat("freq_scale", 1.0f) != 1.0f || rope->GetFloat("ext_factor", 0.0f) != 0.0f ||
-        rope->GetFloat("mscale", 1.0f) != 1.0f)
-      return Unsupported(k, "scaled RoPE (the GGUF's rope.scaling.* keys, linear or YaRN; `kilnc reference` runs "
-                            "such a model on the CPU)");
+    s.rope_scaling.freq_scale = rope->GetFloat("freq_scale", 1.0f);
+    s.rope_scaling.ext_factor = rope->GetFloat("ext_factor", 0.0f);
+    s.rope_scaling.ramp_low = rope->GetFloat("ramp_low", 0.0f);
+    s.rope_scaling.ramp_high = rope->GetFloat("ramp_high", 0.0f);
+    s.rope_scaling.mscale = rope->GetFloat("mscale", 1.0f);
     s.kv_f16 = store->operand(2)->type().dtype == ir::DType::kF16;
     // Which norm is q's: the one whose weight feeds the rotated q that is yielded.
     const Value* qn_w = qnorm->operand(1);

@@ -145,7 +145,9 @@ std::string SpecKey(const codegen::KernelSpec& s) {
   return absl::StrCat(
       static_cast<int>(s.family), "|", static_cast<int>(s.weight), "|", s.rows, "|", s.cols, "|",
       static_cast<int>(s.prologue), "|", static_cast<int>(s.epilogue), "|", s.pair_group, "|", s.eps, "|",
-      s.row_bytes, "|", s.n_head, "|", s.n_head_kv, "|", s.head_dim, "|", s.rope_base, "|", s.attn_scale, "|",
+      s.row_bytes, "|", s.n_head, "|", s.n_head_kv, "|", s.head_dim, "|", s.rope_base, "|", s.rope_scaling.freq_scale, ",",
+      s.rope_scaling.ext_factor, ",", s.rope_scaling.ramp_low, ",", s.rope_scaling.ramp_high, ",", s.rope_scaling.mscale,
+      "|", s.attn_scale, "|",
       s.kv_f16, "|", s.rope_fused, "|", s.matvec.threads, ",", s.matvec.rows_per_block, ",", s.matvec.vector_bytes, ",",
       s.matvec.k_split, ",", s.matvec.max_tokens, ",", s.matvec.unroll, ",", s.matvec.row_groups, ",",
       s.matvec.stage_all, ",", s.matvec.int8_activations, ",", s.matvec.row_tiles, ",", s.matvec.stream_stages, ",", s.matvec.release_early, ",", s.matvec.pipeline_loads, ",", s.matvec.pipeline_rows, ",", s.matvec.blocks_per_sm, ",", s.matvec.warp_reduce, "|", s.gemm.tile_m, ",", s.gemm.tile_n, ",", s.gemm.tile_k, ",",

@@ -36,6 +36,11 @@ void VisitSpec(KernelSpec& s, F&& f) {
   f("n_head_kv", s.n_head_kv);
   f("head_dim", s.head_dim);
   f("rope_base", s.rope_base);
+  f("rope_scaling.freq_scale", s.rope_scaling.freq_scale);
+  f("rope_scaling.ext_factor", s.rope_scaling.ext_factor);
+  f("rope_scaling.ramp_low", s.rope_scaling.ramp_low);
+  f("rope_scaling.ramp_high", s.rope_scaling.ramp_high);
+  f("rope_scaling.mscale", s.rope_scaling.mscale);
   f("attn_scale", s.attn_scale);
   f("kv_f16", s.kv_f16);
   f("rope_fused", s.rope_fused);

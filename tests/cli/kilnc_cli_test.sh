@@ -101,21 +101,27 @@ check "foreign GGUF inspects" bash -c "'$KILNC' inspect '$T/foreign.gguf' | grep
 fg=$("$KILNC" reference -m "$T/foreign.gguf" -p "the the" -n 4 --ignore-eos 2>&1)
 check "foreign GGUF runs in the reference" grep -q "reference: " <<<"$fg"
 check "foreign GGUF tokenizes with its merges" bash -c "[ \"\$('$KILNC' tokenize -m '$T/foreign.gguf' ' the')\" = 258 ]"
-# Scaled RoPE (YaRN): the CPU reference runs it; the GPU kernels do not
-# implement it, so compile refuses it by name rather than ignore it.
+# Scaled RoPE (YaRN): the CPU reference runs it, and the compiled kernels
+# rotate with the scaled frequencies (their .const table) and magnitude.
 python3 "$SRC/tests/models/write_foreign_gguf.py" "$T/yarn.gguf" yarn
 check "a YaRN GGUF inspects as YaRN" bash -c "'$KILNC' inspect '$T/yarn.gguf' | grep -q 'YaRN'"
 check "a YaRN GGUF runs in the reference" "$KILNC" reference -m "$T/yarn.gguf" -p "the the" -n 4 --ignore-eos \
   --dump-logits "$T/yarn.npy"
 "$KILNC" reference -m "$T/foreign.gguf" -p "the the" -n 4 --ignore-eos --dump-logits "$T/plain.npy" > /dev/null 2>&1
 check "YaRN changes the reference's logits" bash -c "[ -s '$T/plain.npy' ] && ! cmp -s '$T/yarn.npy' '$T/plain.npy'"
-expect_error "a YaRN GGUF is refused by compile" "no GPU kernel for scaled RoPE (the GGUF's rope.scaling.* keys" \
-  "$KILNC" compile "$T/yarn.gguf" -o "$T/yarn.kiln"
-check "the refused compile leaves no bundle" test ! -e "$T/yarn.kiln"
-# YaRN's magnitude alone (unit factor, no extrapolation mix): still scaled.
 python3 "$SRC/tests/models/write_foreign_gguf.py" "$T/yarn-m.gguf" yarn-magnitude
-expect_error "YaRN's magnitude alone is refused by compile" "no GPU kernel for scaled RoPE" \
-  "$KILNC" compile "$T/yarn-m.gguf" -o "$T/yarn-m.kiln"
+for m in foreign yarn yarn-m; do
+  check "$m compiles" bash -c "'$KILNC' compile '$T/$m.gguf' -o '$T/$m.kiln' --dump-dir '$T/dump-$m' > /dev/null"
+done
+rope_ptx() { ls "$T/dump-$1"/qk_norm_rope_store_*.ptx; }
+table() { grep '_inv_freq\[' "$(rope_ptx "$1")" | sed 's/^.*= //'; }
+check "YaRN's frequency table differs from plain RoPE's" \
+  bash -c "[ -n \"\$(grep '_inv_freq\[' '$(rope_ptx yarn)')\" ] && [ '$(table yarn)' != '$(table foreign)' ]"
+# YaRN's magnitude alone (unit factor, no extrapolation mix): the same
+# frequencies, cos and sin scaled.
+check "YaRN's magnitude alone keeps the frequencies" test "$(table yarn-m)" = "$(table foreign)"
+check "YaRN's magnitude alone scales cos and sin" \
+  test "$(grep -c 'mul.*f32' "$(rope_ptx yarn-m)")" -gt "$(grep -c 'mul.*f32' "$(rope_ptx foreign)")"
 
 expect_error "missing file" "cannot open" "$KILNC" inspect "$T/nope.gguf"
 expect_error "a folder as the model" "is not a regular file" "$KILNC" inspect "$T"

@@ -949,6 +949,14 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   fused_base.rope_fused = true;
   fused_base.rope_base = 1.0f;
   ExpectBad(fused_base, "rope_base");
+  KernelSpec fused_scale = fused_base;
+  fused_scale.name = "fused_zero_freq_scale";
+  fused_scale.rope_base = 10000.0f;
+  fused_scale.rope_scaling.freq_scale = 0.0f;
+  ExpectBad(fused_scale, "rope_scaling: freq_scale and mscale must be finite and > 0");
+  fused_scale.rope_scaling.freq_scale = 1.0f;
+  fused_scale.rope_scaling.mscale = std::nanf("");
+  ExpectBad(fused_scale, "rope_scaling");
   KernelSpec fused_prefill = fused_base;
   fused_prefill.name = "fused_prefill";
   fused_prefill.family = Family::kAttentionPrefill;
@@ -1206,6 +1214,38 @@ TEST(ReferenceKernels, RopeRotatesPairsHalfADimApart) {
   EXPECT_NEAR(k[3 * 4 + 3], 2 * std::sin(0.3), 1e-6);
   EXPECT_EQ(v[3 * 4 + 0], 5.0f);
   EXPECT_EQ(v[3 * 4 + 3], 8.0f);
+  // YaRN with its ramp over pairs [0, 1]: pair 0 keeps its angle (mix 1),
+  // pair 1 is interpolated by the factor 2 (mix 0), both scaled by 1.5.
+  r.rope_scaling = {0.5f, 1.0f, 0.0f, 1.0f, 1.5f};
+  ASSERT_TRUE(reference::QkNormRopeStore(r, qkv.data(), ones.data(), ones.data(), &pos, k.data(), v.data(), q.data(), 1)
+                  .ok());
+  EXPECT_NEAR(q[0], 3 * std::cos(3.0), 1e-6);
+  EXPECT_NEAR(q[2], 3 * std::sin(3.0), 1e-6);
+  EXPECT_NEAR(k[3 * 4 + 1], 3 * std::cos(0.15), 1e-6);
+  EXPECT_NEAR(k[3 * 4 + 3], 3 * std::sin(0.15), 1e-6);
+}
+
+// The RoPE kernels' frequency table: plain, linear (every pair divided by
+// the factor) and YaRN, whose ramp over pairs [3, 12] keeps pairs below 3
+// unscaled (mix 1), divides those above 12 by the factor (mix 0) and mixes
+// linearly between: pair 7 has mix 1 - (7 - 3)/9 = 5/9, so its frequency
+// is base^(-14/64) (1/8 (1 - 5/9) + 5/9).
+TEST(Codegen, RopeFrequenciesFoldTheScaling) {
+  KernelSpec s;
+  s.head_dim = 64;
+  s.rope_base = 1e6f;
+  auto unscaled = [](int i) { return std::pow(1e6, -2.0 * i / 64); };
+  std::vector<double> plain = RopeFrequencies(s);
+  ASSERT_EQ(plain.size(), 32u);
+  for (int i : {0, 7, 31}) EXPECT_DOUBLE_EQ(plain[size_t(i)], unscaled(i)) << i;
+  s.rope_scaling.freq_scale = 0.25f;
+  std::vector<double> linear = RopeFrequencies(s);
+  for (int i : {0, 7, 31}) EXPECT_DOUBLE_EQ(linear[size_t(i)], unscaled(i) / 4) << i;
+  s.rope_scaling = {0.125f, 1.0f, 3.0f, 12.0f, 1.0871497f};
+  std::vector<double> yarn = RopeFrequencies(s);
+  for (int i : {0, 2, 3}) EXPECT_DOUBLE_EQ(yarn[size_t(i)], unscaled(i)) << i;
+  for (int i : {12, 20, 31}) EXPECT_DOUBLE_EQ(yarn[size_t(i)], unscaled(i) / 8) << i;
+  EXPECT_NEAR(yarn[7] / unscaled(7), 0.125 * (4.0 / 9) + 5.0 / 9, 1e-12);
 }
 
 }  // namespace

@@ -324,6 +324,17 @@ std::vector<KernelSpec> OtherKernels() {
       fused.name = absl::StrCat("attn_decode_rope_", m.name, "_", kv);
       fused.rope_fused = true;
       out.push_back(fused);
+      if (f16) {  // YaRN (factor 8, the ramp over pairs [3, 12], mscale 1.087) in both rope kernels
+        const KernelSpec::RopeScaling yarn{0.125f, 1.0f, 3.0f, 12.0f, 1.0871497f};
+        KernelSpec rope_yarn = rope;
+        rope_yarn.name = absl::StrCat("rope_yarn_", m.name);
+        rope_yarn.rope_scaling = yarn;
+        out.push_back(rope_yarn);
+        KernelSpec fused_yarn = fused;
+        fused_yarn.name = absl::StrCat("attn_decode_rope_yarn_", m.name);
+        fused_yarn.rope_scaling = yarn;
+        out.push_back(fused_yarn);
+      }
       KernelSpec pre = base;
       pre.name = absl::StrCat("attn_prefill_", m.name, "_", kv);
       pre.family = Family::kAttentionPrefill;
