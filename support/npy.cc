@@ -68,7 +68,7 @@ absl::StatusOr<NpyArray> ReadNpyF32(const std::string& path) {
   if (bytes.size() - 10 - len != static_cast<size_t>(n) * 4)
     return absl::DataLossError(absl::StrCat("'", path, "' holds ", bytes.size() - 10 - len, " data bytes, expected ", n * 4));
   arr.data.resize(n);
-  std::memcpy(arr.data.data(), bytes.data() + 10 + len, n * 4);
+  if (n > 0) std::memcpy(arr.data.data(), bytes.data() + 10 + len, n * 4);  // an empty vector's data() may be null
   return arr;
 }
 
