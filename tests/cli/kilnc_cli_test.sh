@@ -110,7 +110,10 @@ check "a YaRN GGUF runs in the reference" "$KILNC" reference -m "$T/yarn.gguf" -
 "$KILNC" reference -m "$T/foreign.gguf" -p "the the" -n 4 --ignore-eos --dump-logits "$T/plain.npy" > /dev/null 2>&1
 check "YaRN changes the reference's logits" bash -c "[ -s '$T/plain.npy' ] && ! cmp -s '$T/yarn.npy' '$T/plain.npy'"
 python3 "$SRC/tests/models/write_foreign_gguf.py" "$T/yarn-m.gguf" yarn-magnitude
-for m in foreign yarn yarn-m; do
+# ffn_up in F32 beside an F16 ffn_gate: no packed gate/up, so the up
+# projection's matvec multiplies by silu(gate) read from the gate's output.
+python3 "$SRC/tests/models/write_foreign_gguf.py" "$T/mixed.gguf" mixed
+for m in foreign yarn yarn-m mixed; do
   check "$m compiles" bash -c "'$KILNC' compile '$T/$m.gguf' -o '$T/$m.kiln' --dump-dir '$T/dump-$m' > /dev/null"
 done
 rope_ptx() { ls "$T/dump-$1"/qk_norm_rope_store_*.ptx; }
@@ -120,6 +123,8 @@ check "YaRN's frequency table differs from plain RoPE's" \
 # YaRN's magnitude alone (unit factor, no extrapolation mix): the same
 # frequencies, cos and sin scaled.
 check "YaRN's magnitude alone keeps the frequencies" test "$(table yarn-m)" = "$(table foreign)"
+check "a mixed gate/up compiles an f32 up projection of its own" \
+  bash -c "ls '$T/dump-mixed' | grep -q '^matvec_f32_256x128_.*\.ptx' && ! ls '$T/dump-foreign' | grep -q '^matvec_f32'"
 check "YaRN's magnitude alone scales cos and sin" \
   test "$(grep -c 'mul.*f32' "$(rope_ptx yarn-m)")" -gt "$(grep -c 'mul.*f32' "$(rope_ptx foreign)")"
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Whole-model check on the GPU (label gpu) of the small Qwen3 GGUF that
 # tests/models/write_foreign_gguf.py writes as Python converters do (F16
-# weights, tied embeddings), plain or with YaRN rope scaling (factor 4 over
-# an original context of 128, or its magnitude alone): compiled and run by
+# weights, tied embeddings), plain, with YaRN rope scaling (factor 4 over
+# an original context of 128, or its magnitude alone), or with an F32 ffn_up
+# beside the F16 gate (unpacked: the up matvec's SiLU-times epilogue reads
+# the gate's output), compiled and run by
 # kiln, every logits row against the CPU reference (fp16 KV cache like the
 # GPU) over 300 prompt positions and 32 decode steps, and the greedy tokens.
-# usage: foreign_gpu_test.sh [yarn | yarn-magnitude] (env KILN_FOREIGN_WRITER:
+# usage: foreign_gpu_test.sh [yarn | yarn-magnitude | mixed] (env KILN_FOREIGN_WRITER:
 # the writer script)
 set -euo pipefail
 MODE=${1:-}

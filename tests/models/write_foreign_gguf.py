@@ -4,11 +4,13 @@ writer: no general.alignment key (default 32), counts as UINT32, token types
 as INT32, tensors in converter order (not sorted), F32/F16 weights, tied
 embeddings. Used to check that kiln loads files it did not write itself.
 
-usage: write_foreign_gguf.py OUT.gguf [yarn | yarn-magnitude]
+usage: write_foreign_gguf.py OUT.gguf [yarn | yarn-magnitude | mixed]
   yarn: also the rope.scaling keys of a YaRN-extended model (factor 4 over an
   original context of 128), as converters write them;
   yarn-magnitude: YaRN keys that leave the frequencies alone (factor 1,
-  yarn_ext_factor 0) and scale only cos and sin (yarn_attn_factor 1.1)."""
+  yarn_ext_factor 0) and scale only cos and sin (yarn_attn_factor 1.1);
+  mixed: ffn_up in F32 beside an F16 ffn_gate, so the two cannot be packed
+  into one matrix (the SiLU-times-up epilogue reads the gate's output)."""
 import random
 import struct
 import sys
@@ -29,7 +31,7 @@ def arr(elem_type, items):
     return struct.pack('<IQ', elem_type, len(items)) + b''.join(items)
 
 
-def main(path, rope=None):
+def main(path, variant=None):
     rnd = random.Random(1234)
     n_layer, n_embd, n_ff, n_head, n_kv, hd = 2, 128, 256, 2, 1, 64
     # Byte-level vocabulary: the 256 byte symbols in GPT-2 order, 3 merges,
@@ -93,7 +95,11 @@ def main(path, rope=None):
         f16(p + 'attn_output.weight', [n_head * hd, n_embd], (n_head * hd) ** -0.5 * 1.7)
         f32(p + 'ffn_norm.weight', [n_embd], [rnd.uniform(0.8, 1.2) for _ in range(n_embd)])
         f16(p + 'ffn_gate.weight', [n_embd, n_ff], n_embd ** -0.5 * 1.7)
-        f16(p + 'ffn_up.weight', [n_embd, n_ff], n_embd ** -0.5 * 1.7)
+        if variant == 'mixed':
+            f32(p + 'ffn_up.weight', [n_embd, n_ff],
+                [rnd.uniform(-1, 1) * n_embd ** -0.5 * 1.7 for _ in range(n_embd * n_ff)])
+        else:
+            f16(p + 'ffn_up.weight', [n_embd, n_ff], n_embd ** -0.5 * 1.7)
         f16(p + 'ffn_down.weight', [n_ff, n_embd], n_ff ** -0.5 * 1.7)
     f32('output_norm.weight', [n_embd], [1.0] * n_embd)
 
@@ -102,13 +108,13 @@ def main(path, rope=None):
         infos.append(s(name) + struct.pack('<I', len(ne)) + struct.pack('<%dq' % len(ne), *ne) +
                      struct.pack('<iQ', t, offset))
         offset += (len(data) + ALIGN - 1) // ALIGN * ALIGN
-    if rope == 'yarn':
+    if variant == 'yarn':
         kvs += [
             kv('qwen3.rope.scaling.type', 8, s('yarn')),
             kv('qwen3.rope.scaling.factor', 6, struct.pack('<f', 4.0)),
             kv('qwen3.rope.scaling.original_context_length', 4, struct.pack('<I', 128)),
         ]
-    elif rope == 'yarn-magnitude':
+    elif variant == 'yarn-magnitude':
         kvs += [
             kv('qwen3.rope.scaling.type', 8, s('yarn')),
             kv('qwen3.rope.scaling.factor', 6, struct.pack('<f', 1.0)),
@@ -124,6 +130,6 @@ def main(path, rope=None):
 
 
 if __name__ == '__main__':
-    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] not in ('yarn', 'yarn-magnitude')):
-        sys.exit('usage: write_foreign_gguf.py OUT.gguf [yarn | yarn-magnitude]')
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] not in ('yarn', 'yarn-magnitude', 'mixed')):
+        sys.exit('usage: write_foreign_gguf.py OUT.gguf [yarn | yarn-magnitude | mixed]')
     main(sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else None)
