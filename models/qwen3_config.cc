@@ -165,6 +165,10 @@ absl::StatusOr<Qwen3Config> ReadQwen3Config(const GgufFile& f) {
                                  {"yarn_beta_slow", c.yarn_beta_slow}})
       if (!std::isfinite(v))
         return absl::InvalidArgumentError(absl::StrCat("key '", p, "rope.scaling.", key, "' = ", v, " is not finite"));
+    // Its magnitude multiplies cos and sin: a sign flip or zero is no scaling.
+    if (!(c.yarn_attn_factor > 0))
+      return absl::InvalidArgumentError(
+          absl::StrCat("key '", p, "rope.scaling.yarn_attn_factor' = ", c.yarn_attn_factor, " must be > 0"));
   } else {
     return absl::UnimplementedError(absl::StrCat("rope scaling type '", scaling, "' is not supported"));
   }

@@ -123,10 +123,18 @@ check "YaRN's frequency table differs from plain RoPE's" \
 # YaRN's magnitude alone (unit factor, no extrapolation mix): the same
 # frequencies, cos and sin scaled.
 check "YaRN's magnitude alone keeps the frequencies" test "$(table yarn-m)" = "$(table foreign)"
+# 1.1f = 0f3F8CCCCD: cos and sin each multiplied by it, in the prefill rope
+# kernel and in the decode attention that rotates the new token itself.
+for k in qk_norm_rope_store attention_decode; do
+  check "YaRN's magnitude alone scales cos and sin ($k)" \
+    test "$(cat "$T/dump-yarn-m"/${k}_*.ptx | grep -c '0f3F8CCCCD')" -ge 2
+  check "plain RoPE has no magnitude ($k)" test "$(cat "$T/dump-foreign"/${k}_*.ptx | grep -c '0f3F8CCCCD')" -eq 0
+done
+decode_table() { grep '_inv_freq\[' "$T/dump-$1"/attention_decode_*.ptx | sed 's/^.*= //'; }
+check "the decode attention rotates with the prefill kernel's YaRN table" \
+  bash -c "[ -n \"\$(grep -h '_inv_freq\[' '$T/dump-yarn'/attention_decode_*.ptx)\" ] && [ '$(decode_table yarn)' = '$(table yarn)' ]"
 check "a mixed gate/up compiles an f32 up projection of its own" \
   bash -c "ls '$T/dump-mixed' | grep -q '^matvec_f32_256x128_.*\.ptx' && ! ls '$T/dump-foreign' | grep -q '^matvec_f32'"
-check "YaRN's magnitude alone scales cos and sin" \
-  test "$(grep -c 'mul.*f32' "$(rope_ptx yarn-m)")" -gt "$(grep -c 'mul.*f32' "$(rope_ptx foreign)")"
 
 expect_error "missing file" "cannot open" "$KILNC" inspect "$T/nope.gguf"
 expect_error "a folder as the model" "is not a regular file" "$KILNC" inspect "$T"

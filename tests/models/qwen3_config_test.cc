@@ -133,6 +133,10 @@ TEST_F(Qwen3ConfigTest, BadRopeKeysAreNamed) {
                      {{"qwen3.rope.scaling.type", Value::Str("yarn")},
                       {"qwen3.rope.scaling.yarn_ext_factor", Value::Str("1")}}}),
               absl::StatusCode::kInvalidArgument, "yarn_ext_factor' has type STRING, expected a float");
+  ExpectError(Check({nullptr, nullptr,
+                     {{"qwen3.rope.scaling.type", Value::Str("yarn")},
+                      {"qwen3.rope.scaling.yarn_attn_factor", Value::F32(0.0f)}}}),
+              absl::StatusCode::kInvalidArgument, "yarn_attn_factor' = 0 must be > 0");
   ExpectError(Check(SetKey("qwen3.rope.freq_base", Value::F32(1.0f))), absl::StatusCode::kInvalidArgument,
               "rope.freq_base' = 1 must be finite and > 1");
   ExpectError(Check(SetKey("qwen3.rope.dimension_count", Value::U32(32))), absl::StatusCode::kUnimplemented,

@@ -408,6 +408,88 @@ std::vector<float> CacheAsFloat(const std::vector<uint8_t>& c, bool f16) {
   return tune::CacheAsFloats(c.data(), c.size(), f16);
 }
 
+// Rope + store of spec `rs` (kQkNormRopeStore): T = 3 tokens at position
+// 1000 against the reference, q and the new K/V rows.
+void CheckRopeStore(Gpu* gpu, const Loaded& l, Buffers& bufs, const KernelSpec& rs, std::mt19937& rng) {
+  const int64_t D = rs.head_dim, nq = rs.n_head, nkv = rs.n_head_kv;
+  const int64_t C = 4096, row = nkv * D;
+  const int eb = rs.kv_f16 ? 2 : 4;
+  const int32_t T = 3, pos = 1000;
+  std::vector<float> qkv = RandomFloats(rng, size_t(T * (nq + 2 * nkv) * D));
+  std::vector<float> qn = RandomFloats(rng, size_t(D), 0.5f, 1.5f), kn = RandomFloats(rng, size_t(D), 0.5f, 1.5f);
+  std::vector<int32_t> posv = {pos};
+  std::vector<uint8_t> kc(size_t(C * row * eb), 0), vc(kc.size(), 0);
+  CUdeviceptr dqkv = bufs.Upload(qkv), dqn = bufs.Upload(qn), dkn = bufs.Upload(kn), dpos = bufs.Upload(posv),
+              dk = bufs.Upload(kc), dv = bufs.Upload(vc), dq = bufs.Poisoned(size_t(T * nq * D * 4));
+  Launch(gpu, l, rs.name, {P(dqkv), P(dqn), P(dkn), P(dpos), P(dk), P(dv), P(dq), I(T)}, T);
+  std::vector<float> q_got = bufs.Download<float>(dq, size_t(T * nq * D)), q_want(q_got.size());
+  std::vector<uint8_t> k_got = bufs.Download<uint8_t>(dk, kc.size()), v_got = bufs.Download<uint8_t>(dv, vc.size());
+  ASSERT_TRUE(reference::QkNormRopeStore(rs, qkv.data(), qn.data(), kn.data(), posv.data(), kc.data(), vc.data(),
+                                         q_want.data(), T)
+                  .ok());
+  double eq = RelErr(q_got, q_want);
+  double ek = RelErr(CacheAsFloat(k_got, rs.kv_f16), CacheAsFloat(kc, rs.kv_f16));
+  double ev = RelErr(CacheAsFloat(v_got, rs.kv_f16), CacheAsFloat(vc, rs.kv_f16));
+  std::printf("%-20s q %.2e k %.2e v %.2e\n", rs.name.c_str(), eq, ek, ev);
+  EXPECT_LT(eq, 1e-5) << rs.name;
+  EXPECT_LT(ek, rs.kv_f16 ? 2e-3 : 1e-5) << rs.name;
+  EXPECT_EQ(ev, 0.0) << rs.name;
+}
+
+// Decode attention `s` at position `pos`, twice (the counter must come back
+// to zero), against the reference; with rope_fused, the new token's K/V row
+// starts poisoned and must come out as the reference's.
+void CheckDecode(Gpu* gpu, const Loaded& l, Buffers& bufs, const KernelSpec& s, int32_t pos, std::mt19937& rng) {
+  const int64_t D = s.head_dim, nq = s.n_head, nkv = s.n_head_kv, row = nkv * D;
+  const int eb = s.kv_f16 ? 2 : 4;
+  std::vector<uint8_t> kc = RandomCache(rng, (pos + 1) * row, s.kv_f16), vc = RandomCache(rng, (pos + 1) * row, s.kv_f16);
+  std::vector<float> q = RandomFloats(rng, size_t((s.rope_fused ? nq + 2 * nkv : nq) * D));
+  std::vector<float> qn = RandomFloats(rng, size_t(D), 0.5f, 1.5f), kn = RandomFloats(rng, size_t(D), 0.5f, 1.5f);
+  std::vector<int32_t> posv = {pos};
+  const int64_t G = nq / nkv;
+  std::vector<uint32_t> counter(size_t(nkv), 0);
+  if (s.rope_fused) {
+    std::fill(kc.end() - row * eb, kc.end(), uint8_t{0xFF});
+    std::fill(vc.end() - row * eb, vc.end(), uint8_t{0xFF});
+  }
+  CUdeviceptr dq = bufs.Upload(q), dk = bufs.Upload(kc), dv = bufs.Upload(vc), dpos = bufs.Upload(posv),
+              dpart = bufs.Poisoned(size_t(nkv * s.attention.max_splits * G * (D + 2) * 4)),
+              dcnt = bufs.Upload(counter), dqn = bufs.Upload(qn), dkn = bufs.Upload(kn);
+  std::vector<float> want(size_t(nq * D));
+  if (s.rope_fused) {
+    ASSERT_TRUE(reference::AttentionDecodeFused(s, q.data(), qn.data(), kn.data(), posv.data(), kc.data(), vc.data(),
+                                                want.data())
+                    .ok());
+  } else {
+    ASSERT_TRUE(reference::AttentionDecode(s, q.data(), kc.data(), vc.data(), posv.data(), want.data()).ok());
+  }
+  for (int rep = 0; rep < 2; ++rep) {
+    CUdeviceptr dout = bufs.Poisoned(size_t(nq * D * 4));
+    if (s.rope_fused)
+      Launch(gpu, l, s.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt), P(dqn), P(dkn)}, 1);
+    else
+      Launch(gpu, l, s.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt)}, 1);
+    double e = RelErr(bufs.Download<float>(dout, size_t(nq * D)), want);
+    std::printf("%-20s pos %5d rep %d rel err %.2e\n", s.name.c_str(), pos, rep, e);
+    EXPECT_LT(e, 1e-4) << s.name << " pos " << pos;
+    std::vector<uint32_t> c = bufs.Download<uint32_t>(dcnt, size_t(nkv));
+    for (uint32_t v : c) EXPECT_EQ(v, 0u) << s.name;
+  }
+  if (s.rope_fused) {
+    // Row pos as the reference wrote it, the rows before it untouched.
+    const std::vector<uint8_t> gk = bufs.Download<uint8_t>(dk, kc.size()), gv = bufs.Download<uint8_t>(dv, vc.size());
+    auto row_pos = [&](const std::vector<uint8_t>& c) {
+      return CacheAsFloat(std::vector<uint8_t>(c.end() - row * eb, c.end()), s.kv_f16);
+    };
+    double ek = RelErr(row_pos(gk), row_pos(kc)), ev = RelErr(row_pos(gv), row_pos(vc));
+    std::printf("%-20s pos %5d k %.2e v %.2e\n", s.name.c_str(), pos, ek, ev);
+    EXPECT_LT(ek, s.kv_f16 ? 2e-3 : 1e-5) << s.name << " pos " << pos;
+    EXPECT_EQ(ev, 0.0) << s.name << " pos " << pos;
+    EXPECT_TRUE(std::equal(gk.begin(), gk.end() - row * eb, kc.begin())) << s.name << ": K rows before pos changed";
+    EXPECT_TRUE(std::equal(gv.begin(), gv.end() - row * eb, vc.begin())) << s.name << ": V rows before pos changed";
+  }
+}
+
 TEST(CodegenGpu, RopeAndAttention) {
   REQUIRE_GPU();
   // wide with an f32 cache takes the decode attention's key-per-thread path.
@@ -484,33 +566,9 @@ TEST(CodegenGpu, RopeAndAttention) {
     const KernelSpec& ps = specs[i + 4];
     const KernelSpec* fused[] = {&specs[i + 5], &specs[i + 6], &specs[i + 7]};
     const KernelSpec* staged[] = {&specs[i + 8], &specs[i + 9], &specs[i + 10]};
-    const int64_t D = rs.head_dim, nq = rs.n_head, nkv = rs.n_head_kv;
-    const int64_t C = 4096, row = nkv * D;
-    const int eb = rs.kv_f16 ? 2 : 4;
+    const int64_t D = rs.head_dim, nq = rs.n_head, nkv = rs.n_head_kv, row = nkv * D;
     Buffers bufs(gpu);
-    // Rope + store: T = 3 tokens at position 1000.
-    {
-      const int32_t T = 3, pos = 1000;
-      std::vector<float> qkv = RandomFloats(rng, size_t(T * (nq + 2 * nkv) * D));
-      std::vector<float> qn = RandomFloats(rng, size_t(D), 0.5f, 1.5f), kn = RandomFloats(rng, size_t(D), 0.5f, 1.5f);
-      std::vector<int32_t> posv = {pos};
-      std::vector<uint8_t> kc(size_t(C * row * eb), 0), vc(kc.size(), 0);
-      CUdeviceptr dqkv = bufs.Upload(qkv), dqn = bufs.Upload(qn), dkn = bufs.Upload(kn), dpos = bufs.Upload(posv),
-                  dk = bufs.Upload(kc), dv = bufs.Upload(vc), dq = bufs.Poisoned(size_t(T * nq * D * 4));
-      Launch(gpu, l, rs.name, {P(dqkv), P(dqn), P(dkn), P(dpos), P(dk), P(dv), P(dq), I(T)}, T);
-      std::vector<float> q_got = bufs.Download<float>(dq, size_t(T * nq * D)), q_want(q_got.size());
-      std::vector<uint8_t> k_got = bufs.Download<uint8_t>(dk, kc.size()), v_got = bufs.Download<uint8_t>(dv, vc.size());
-      ASSERT_TRUE(reference::QkNormRopeStore(rs, qkv.data(), qn.data(), kn.data(), posv.data(), kc.data(), vc.data(),
-                                             q_want.data(), T)
-                      .ok());
-      double eq = RelErr(q_got, q_want);
-      double ek = RelErr(CacheAsFloat(k_got, rs.kv_f16), CacheAsFloat(kc, rs.kv_f16));
-      double ev = RelErr(CacheAsFloat(v_got, rs.kv_f16), CacheAsFloat(vc, rs.kv_f16));
-      std::printf("%-20s q %.2e k %.2e v %.2e\n", rs.name.c_str(), eq, ek, ev);
-      EXPECT_LT(eq, 1e-5) << rs.name;
-      EXPECT_LT(ek, rs.kv_f16 ? 2e-3 : 1e-5) << rs.name;
-      EXPECT_EQ(ev, 0.0) << rs.name;
-    }
+    CheckRopeStore(gpu, l, bufs, rs, rng);
     // Decode, twice at each position (the counter must come back to zero).
     // dec_*: L = pos+1 positions go to splits of len = max(64,
     // roundup(ceil(L/64), 32)): one split (the direct path) at 0 and 63,
@@ -535,56 +593,7 @@ TEST(CodegenGpu, RopeAndAttention) {
     for (size_t n = cases.size(), ci = 0; ci < n; ++ci)
       for (int u = 0; u < 3; ++u)
         if (cases[ci].spec == unfused[u]) cases.push_back({fused[u], cases[ci].pos});
-    for (const DecodeCase& dc : cases) {
-      const KernelSpec& s = *dc.spec;
-      const int32_t pos = dc.pos;
-      std::vector<uint8_t> kc = RandomCache(rng, (pos + 1) * row, rs.kv_f16), vc = RandomCache(rng, (pos + 1) * row, rs.kv_f16);
-      std::vector<float> q = RandomFloats(rng, size_t((s.rope_fused ? nq + 2 * nkv : nq) * D));
-      std::vector<float> qn = RandomFloats(rng, size_t(D), 0.5f, 1.5f), kn = RandomFloats(rng, size_t(D), 0.5f, 1.5f);
-      std::vector<int32_t> posv = {pos};
-      const int64_t G = nq / nkv;
-      std::vector<uint32_t> counter(size_t(nkv), 0);
-      if (s.rope_fused) {
-        std::fill(kc.end() - row * eb, kc.end(), uint8_t{0xFF});
-        std::fill(vc.end() - row * eb, vc.end(), uint8_t{0xFF});
-      }
-      CUdeviceptr dq = bufs.Upload(q), dk = bufs.Upload(kc), dv = bufs.Upload(vc), dpos = bufs.Upload(posv),
-                  dpart = bufs.Poisoned(size_t(nkv * s.attention.max_splits * G * (D + 2) * 4)),
-                  dcnt = bufs.Upload(counter), dqn = bufs.Upload(qn), dkn = bufs.Upload(kn);
-      std::vector<float> want(size_t(nq * D));
-      if (s.rope_fused) {
-        ASSERT_TRUE(reference::AttentionDecodeFused(s, q.data(), qn.data(), kn.data(), posv.data(), kc.data(), vc.data(),
-                                                    want.data())
-                        .ok());
-      } else {
-        ASSERT_TRUE(reference::AttentionDecode(s, q.data(), kc.data(), vc.data(), posv.data(), want.data()).ok());
-      }
-      for (int rep = 0; rep < 2; ++rep) {
-        CUdeviceptr dout = bufs.Poisoned(size_t(nq * D * 4));
-        if (s.rope_fused)
-          Launch(gpu, l, s.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt), P(dqn), P(dkn)}, 1);
-        else
-          Launch(gpu, l, s.name, {P(dq), P(dk), P(dv), P(dpos), P(dout), P(dpart), P(dcnt)}, 1);
-        double e = RelErr(bufs.Download<float>(dout, size_t(nq * D)), want);
-        std::printf("%-20s pos %5d rep %d rel err %.2e\n", s.name.c_str(), pos, rep, e);
-        EXPECT_LT(e, 1e-4) << s.name << " pos " << pos;
-        std::vector<uint32_t> c = bufs.Download<uint32_t>(dcnt, size_t(nkv));
-        for (uint32_t v : c) EXPECT_EQ(v, 0u) << s.name;
-      }
-      if (s.rope_fused) {
-        // Row pos as the reference wrote it, the rows before it untouched.
-        const std::vector<uint8_t> gk = bufs.Download<uint8_t>(dk, kc.size()), gv = bufs.Download<uint8_t>(dv, vc.size());
-        auto row_pos = [&](const std::vector<uint8_t>& c) {
-          return CacheAsFloat(std::vector<uint8_t>(c.end() - row * eb, c.end()), rs.kv_f16);
-        };
-        double ek = RelErr(row_pos(gk), row_pos(kc)), ev = RelErr(row_pos(gv), row_pos(vc));
-        std::printf("%-20s pos %5d k %.2e v %.2e\n", s.name.c_str(), pos, ek, ev);
-        EXPECT_LT(ek, rs.kv_f16 ? 2e-3 : 1e-5) << s.name << " pos " << pos;
-        EXPECT_EQ(ev, 0.0) << s.name << " pos " << pos;
-        EXPECT_TRUE(std::equal(gk.begin(), gk.end() - row * eb, kc.begin())) << s.name << ": K rows before pos changed";
-        EXPECT_TRUE(std::equal(gv.begin(), gv.end() - row * eb, vc.begin())) << s.name << ": V rows before pos changed";
-      }
-    }
+    for (const DecodeCase& dc : cases) CheckDecode(gpu, l, bufs, *dc.spec, dc.pos, rng);
     // Prefill: T = 37 queries after P = 20 cached positions, and a fresh
     // prompt (P = 0).
     for (const int32_t P0 : {20, 0}) {
@@ -614,6 +623,47 @@ TEST(CodegenGpu, RopeAndAttention) {
             << st->name << " P " << P0 << ": not bit-identical to " << ps.name;
       }
     }
+  }
+}
+
+// Linear and YaRN RoPE scaling (KernelSpec::rope_scaling, folded into the
+// kernels' frequency table, YaRN's magnitude on cos and sin) in both rope
+// kernels, f16 caches: the rope + store kernel at position 1000 and the
+// fused decode attention at 300 and 4095, against the reference's own
+// scaled angles. YaRN as an 8x extension whose ramp runs over pairs [3, 12]
+// (tiny: of 32; b8: of 64), so pairs are extrapolated, mixed and
+// interpolated.
+TEST(CodegenGpu, ScaledRope) {
+  REQUIRE_GPU();
+  const AttnModel models[] = {{"tiny", 4, 2, 64}, {"b8", 32, 8, 128}};
+  const std::pair<const char*, KernelSpec::RopeScaling> scalings[] = {
+      {"linear", {0.25f, 0.0f, 0.0f, 0.0f, 1.0f}}, {"yarn", {0.125f, 1.0f, 3.0f, 12.0f, 1.0871497f}}};
+  std::vector<KernelSpec> specs;  // per model and scaling: rope + store, fused decode
+  for (const AttnModel& m : models)
+    for (const auto& [kind, scaling] : scalings) {
+      KernelSpec r = AttnBase(m, true);
+      r.family = Family::kQkNormRopeStore;
+      r.name = absl::StrCat("rope_", kind, "_", m.name);
+      r.elementwise.threads = 64;
+      r.rope_scaling = scaling;
+      specs.push_back(r);
+      KernelSpec d = AttnBase(m, true);
+      d.family = Family::kAttentionDecode;
+      d.name = absl::StrCat("rope_dec_", kind, "_", m.name);
+      d.attention.max_splits = 64;
+      d.attention.min_split_positions = 64;
+      d.attention.split_positions = 640;
+      d.rope_fused = true;
+      d.eps = 1e-6f;
+      d.rope_scaling = scaling;
+      specs.push_back(d);
+    }
+  Loaded l = Load(gpu, specs);
+  std::mt19937 rng(13);
+  Buffers bufs(gpu);
+  for (size_t i = 0; i < specs.size(); i += 2) {
+    CheckRopeStore(gpu, l, bufs, specs[i], rng);
+    for (int32_t pos : {300, 4095}) CheckDecode(gpu, l, bufs, specs[i + 1], pos, rng);
   }
 }
 

@@ -66,6 +66,7 @@ TEST(TuneWire, SpecsRoundTrip) {
   s.matvec.stage_all = true;
   s.attn_scale = 0.08838834764831845f;
   s.attention.release_after_wait = true;
+  s.rope_scaling = {0.125f, 1.0f, 3.0f, 12.0f, 1.0871497f};
   Message m;
   EncodeSpec(s, &m);
   auto back = DecodeSpec(m);
@@ -75,6 +76,8 @@ TEST(TuneWire, SpecsRoundTrip) {
   EXPECT_EQ(again.fields, m.fields);
   EXPECT_EQ(back->attn_scale, s.attn_scale);
   EXPECT_TRUE(back->attention.release_after_wait);
+  EXPECT_EQ(back->rope_scaling.ramp_high, 12.0f);
+  EXPECT_EQ(back->rope_scaling.mscale, 1.0871497f);
   m.fields.erase("spec.rows");
   EXPECT_EQ(DecodeSpec(m).status().code(), absl::StatusCode::kDataLoss);
 }
