@@ -1,10 +1,13 @@
 #include "compiler/lower/lowering_context.h"
 
+#include <type_traits>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "compiler/codegen/kernel_spec_fields.h"
 #include "support/status_macros.h"
 
 namespace kiln::compiler {
@@ -142,20 +145,14 @@ namespace {
 // Everything of a spec but its name, as a key: identical kernels of
 // different layers share one compiled kernel.
 std::string SpecKey(const codegen::KernelSpec& s) {
-  return absl::StrCat(
-      static_cast<int>(s.family), "|", static_cast<int>(s.weight), "|", s.rows, "|", s.cols, "|",
-      static_cast<int>(s.prologue), "|", static_cast<int>(s.epilogue), "|", s.pair_group, "|", s.eps, "|",
-      s.row_bytes, "|", s.n_head, "|", s.n_head_kv, "|", s.head_dim, "|", s.rope_base, "|", s.rope_scaling.freq_scale, ",",
-      s.rope_scaling.ext_factor, ",", s.rope_scaling.ramp_low, ",", s.rope_scaling.ramp_high, ",", s.rope_scaling.mscale,
-      "|", s.attn_scale, "|",
-      s.kv_f16, "|", s.rope_fused, "|", s.matvec.threads, ",", s.matvec.rows_per_block, ",", s.matvec.vector_bytes, ",",
-      s.matvec.k_split, ",", s.matvec.max_tokens, ",", s.matvec.unroll, ",", s.matvec.row_groups, ",",
-      s.matvec.stage_all, ",", s.matvec.int8_activations, ",", s.matvec.row_tiles, ",", s.matvec.stream_stages, ",", s.matvec.release_early, ",", s.matvec.pipeline_loads, ",", s.matvec.pipeline_rows, ",", s.matvec.blocks_per_sm, ",", s.matvec.warp_reduce, "|", s.gemm.tile_m, ",", s.gemm.tile_n, ",", s.gemm.tile_k, ",",
-      s.gemm.threads, ",", s.gemm.stages, ",", s.gemm.tensor_cores, "|", s.attention.threads, ",",
-      s.attention.split_positions, ",", s.attention.max_splits, ",", s.attention.min_split_positions, ",", s.attention.blocks_per_sm, ",",
-      s.attention.release_after_wait, ",",
-      s.attention.query_block, ",", s.attention.key_block, ",", s.attention.stage_keys, "|", s.elementwise.threads, ",", s.elementwise.block_cols,
-      ",", s.elementwise.max_blocks, "|", s.programmatic_launch);
+  std::string key;
+  codegen::VisitSpecFields(s, [&key](absl::string_view, const auto& v) {
+    if constexpr (std::is_enum_v<std::remove_reference_t<decltype(v)>>)
+      absl::StrAppend(&key, static_cast<int>(v), "|");
+    else
+      absl::StrAppend(&key, v, "|");
+  });
+  return key;
 }
 
 // A readable, deterministic kernel name from the spec's content.

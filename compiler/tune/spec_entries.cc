@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/kernel_abi.h"
+#include "compiler/codegen/kernel_spec_fields.h"
 #include "google/protobuf/descriptor.h"
 #include "schedules/tuning.h"
 #include "support/status_macros.h"
@@ -16,53 +17,20 @@ using codegen::Family;
 using codegen::KernelSpec;
 
 // Each schedule field of the spec's family, by its schedule.proto name
-// (kernel_spec.h mirrors schedule.proto field for field).
+// (kernel_spec.h mirrors schedule.proto field for field; the lists are
+// codegen/kernel_spec_fields.h's).
 template <typename F>
 void VisitScheduleFields(KernelSpec& s, F&& f) {
   switch (s.family) {
     case Family::kMatVec:
-      f("threads", s.matvec.threads);
-      f("rows_per_block", s.matvec.rows_per_block);
-      f("vector_bytes", s.matvec.vector_bytes);
-      f("k_split", s.matvec.k_split);
-      f("max_tokens", s.matvec.max_tokens);
-      f("unroll", s.matvec.unroll);
-      f("row_groups", s.matvec.row_groups);
-      f("stage_all", s.matvec.stage_all);
-      f("int8_activations", s.matvec.int8_activations);
-      f("row_tiles", s.matvec.row_tiles);
-      f("stream_stages", s.matvec.stream_stages);
-      f("release_early", s.matvec.release_early);
-      f("pipeline_loads", s.matvec.pipeline_loads);
-      f("pipeline_rows", s.matvec.pipeline_rows);
-      f("blocks_per_sm", s.matvec.blocks_per_sm);
-      f("warp_reduce", s.matvec.warp_reduce);
-      return;
+      return codegen::VisitMatVecScheduleFields(s.matvec, f);
     case Family::kGemm:
-      f("tile_m", s.gemm.tile_m);
-      f("tile_n", s.gemm.tile_n);
-      f("tile_k", s.gemm.tile_k);
-      f("threads", s.gemm.threads);
-      f("stages", s.gemm.stages);
-      f("tensor_cores", s.gemm.tensor_cores);
-      return;
+      return codegen::VisitGemmScheduleFields(s.gemm, f);
     case Family::kAttentionDecode:
     case Family::kAttentionPrefill:
-      f("threads", s.attention.threads);
-      f("split_positions", s.attention.split_positions);
-      f("max_splits", s.attention.max_splits);
-      f("min_split_positions", s.attention.min_split_positions);
-      f("blocks_per_sm", s.attention.blocks_per_sm);
-      f("release_after_wait", s.attention.release_after_wait);
-      f("query_block", s.attention.query_block);
-      f("key_block", s.attention.key_block);
-      f("stage_keys", s.attention.stage_keys);
-      return;
+      return codegen::VisitAttentionScheduleFields(s.attention, f);
     default:
-      f("threads", s.elementwise.threads);
-      f("block_cols", s.elementwise.block_cols);
-      f("max_blocks", s.elementwise.max_blocks);
-      return;
+      return codegen::VisitElementwiseScheduleFields(s.elementwise, f);
   }
 }
 
@@ -73,8 +41,8 @@ enum class Direction { kToEntry, kToSpec };
 absl::Status CopyFields(Direction direction, KernelSpec& spec, pb::Message* m) {
   const pb::Reflection* r = m->GetReflection();
   absl::Status status;
-  VisitScheduleFields(spec, [&](const char* name, auto& v) {
-    const pb::FieldDescriptor* f = m->GetDescriptor()->FindFieldByName(name);
+  VisitScheduleFields(spec, [&](absl::string_view name, auto& v) {
+    const pb::FieldDescriptor* f = m->GetDescriptor()->FindFieldByName(std::string(name));
     if (f == nullptr) {
       status = absl::InternalError(absl::StrCat("schedule.proto has no field '", name, "'"));
     } else if constexpr (std::is_same_v<std::remove_reference_t<decltype(v)>, bool>) {

@@ -13,72 +13,19 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "compiler/codegen/kernel_spec_fields.h"
 
 namespace kiln::tune {
 namespace {
 
 using codegen::KernelSpec;
 
-// Every field of a KernelSpec, by name: the one list the codec reads.
+// Every field of a KernelSpec, by name (codegen::VisitSpecFields and the
+// name): the one list the codec reads.
 template <typename F>
 void VisitSpec(KernelSpec& s, F&& f) {
   f("name", s.name);
-  f("family", s.family);
-  f("weight", s.weight);
-  f("rows", s.rows);
-  f("cols", s.cols);
-  f("prologue", s.prologue);
-  f("epilogue", s.epilogue);
-  f("pair_group", s.pair_group);
-  f("eps", s.eps);
-  f("row_bytes", s.row_bytes);
-  f("n_head", s.n_head);
-  f("n_head_kv", s.n_head_kv);
-  f("head_dim", s.head_dim);
-  f("rope_base", s.rope_base);
-  f("rope_scaling.freq_scale", s.rope_scaling.freq_scale);
-  f("rope_scaling.ext_factor", s.rope_scaling.ext_factor);
-  f("rope_scaling.ramp_low", s.rope_scaling.ramp_low);
-  f("rope_scaling.ramp_high", s.rope_scaling.ramp_high);
-  f("rope_scaling.mscale", s.rope_scaling.mscale);
-  f("attn_scale", s.attn_scale);
-  f("kv_f16", s.kv_f16);
-  f("rope_fused", s.rope_fused);
-  f("matvec.threads", s.matvec.threads);
-  f("matvec.rows_per_block", s.matvec.rows_per_block);
-  f("matvec.vector_bytes", s.matvec.vector_bytes);
-  f("matvec.k_split", s.matvec.k_split);
-  f("matvec.max_tokens", s.matvec.max_tokens);
-  f("matvec.unroll", s.matvec.unroll);
-  f("matvec.row_groups", s.matvec.row_groups);
-  f("matvec.stage_all", s.matvec.stage_all);
-  f("matvec.int8_activations", s.matvec.int8_activations);
-  f("matvec.row_tiles", s.matvec.row_tiles);
-  f("matvec.stream_stages", s.matvec.stream_stages);
-  f("matvec.release_early", s.matvec.release_early);
-  f("matvec.pipeline_loads", s.matvec.pipeline_loads);
-  f("matvec.pipeline_rows", s.matvec.pipeline_rows);
-  f("matvec.blocks_per_sm", s.matvec.blocks_per_sm);
-  f("matvec.warp_reduce", s.matvec.warp_reduce);
-  f("gemm.tile_m", s.gemm.tile_m);
-  f("gemm.tile_n", s.gemm.tile_n);
-  f("gemm.tile_k", s.gemm.tile_k);
-  f("gemm.threads", s.gemm.threads);
-  f("gemm.stages", s.gemm.stages);
-  f("gemm.tensor_cores", s.gemm.tensor_cores);
-  f("attention.threads", s.attention.threads);
-  f("attention.split_positions", s.attention.split_positions);
-  f("attention.max_splits", s.attention.max_splits);
-  f("attention.min_split_positions", s.attention.min_split_positions);
-  f("attention.blocks_per_sm", s.attention.blocks_per_sm);
-  f("attention.release_after_wait", s.attention.release_after_wait);
-  f("attention.query_block", s.attention.query_block);
-  f("attention.key_block", s.attention.key_block);
-  f("attention.stage_keys", s.attention.stage_keys);
-  f("elementwise.threads", s.elementwise.threads);
-  f("elementwise.block_cols", s.elementwise.block_cols);
-  f("elementwise.max_blocks", s.elementwise.max_blocks);
-  f("programmatic_launch", s.programmatic_launch);
+  codegen::VisitSpecFields(s, f);
 }
 
 }  // namespace
@@ -183,7 +130,7 @@ absl::StatusOr<Message> MessageReader::Read(absl::Duration timeout) {
 
 void EncodeSpec(const KernelSpec& spec, Message* m) {
   KernelSpec copy = spec;
-  VisitSpec(copy, [&](const char* name, auto& v) {
+  VisitSpec(copy, [&](absl::string_view name, auto& v) {
     using T = std::remove_reference_t<decltype(v)>;
     const std::string key = absl::StrCat("spec.", name);
     if constexpr (std::is_same_v<T, std::string>) {
@@ -201,7 +148,7 @@ void EncodeSpec(const KernelSpec& spec, Message* m) {
 absl::StatusOr<KernelSpec> DecodeSpec(const Message& m) {
   KernelSpec spec;
   std::string missing;
-  VisitSpec(spec, [&](const char* name, auto& v) {
+  VisitSpec(spec, [&](absl::string_view name, auto& v) {
     using T = std::remove_reference_t<decltype(v)>;
     const std::string key = absl::StrCat("spec.", name);
     if (!m.Has(key)) {
