@@ -93,7 +93,10 @@ YarnRamp YarnRampOf(const Qwen3Config& c) {
   YarnRamp r;
   r.low = std::max(0.0f, std::floor(corr_dim(c.yarn_beta_fast)));
   r.high = std::min(static_cast<float>(c.head_dim - 1), std::ceil(corr_dim(c.yarn_beta_slow)));
-  r.mscale = c.yarn_attn_factor * (1.0f + 0.1f * std::log(c.rope_factor));
+  // The ln s term belongs to the frequency mix: with ext_factor 0 (no
+  // extrapolated dims) llama.cpp's rope kernel leaves it out and applies
+  // attn_factor alone.
+  r.mscale = c.yarn_attn_factor * (c.yarn_ext_factor != 0.0f ? 1.0f + 0.1f * std::log(c.rope_factor) : 1.0f);
   return r;
 }
 

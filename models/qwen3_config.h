@@ -42,7 +42,8 @@ struct Qwen3Config {
 
 // YaRN's derived constants (spec/qwen3-model.md §3.4): the ramp's [low, high]
 // over rotary dims from corr_dim(beta_fast / beta_slow), and the magnitude
-// factor applied to cos and sin. Meaningful when rope_scaling == kYarn.
+// factor applied to cos and sin: attn_factor (1 + 0.1 ln s), or attn_factor
+// alone when ext_factor is 0. Meaningful when rope_scaling == kYarn.
 struct YarnRamp {
   float low = 0;
   float high = 0;

@@ -118,6 +118,15 @@ TEST_F(Qwen3ConfigTest, RopeScalingIsRead) {
   EXPECT_FLOAT_EQ(r.low, 3.0f);
   EXPECT_FLOAT_EQ(r.high, 12.0f);
   EXPECT_NEAR(r.mscale, 1.0871497, 1e-6);
+  // ext_factor 0 (no extrapolation mixed in): the magnitude is attn_factor
+  // alone, without the ln s term, as llama.cpp's rope kernel applies it.
+  auto no_ext = read({{"qwen3.rope.scaling.type", Value::Str("yarn")},
+                      {"qwen3.rope.scaling.factor", Value::F32(8)},
+                      {"qwen3.rope.scaling.original_context_length", Value::U32(1024)},
+                      {"qwen3.rope.scaling.yarn_ext_factor", Value::F32(0)},
+                      {"qwen3.rope.scaling.yarn_attn_factor", Value::F32(0.9f)}});
+  ASSERT_TRUE(no_ext.ok()) << no_ext.status();
+  EXPECT_FLOAT_EQ(YarnRampOf(*no_ext).mscale, 0.9f);
 }
 
 TEST_F(Qwen3ConfigTest, BadRopeKeysAreNamed) {
