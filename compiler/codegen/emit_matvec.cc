@@ -577,7 +577,6 @@ void MatVecEmitter::ComputeItem(Value* stage, const std::vector<Value*>& pieces)
             Value* off = b_.CreateSub(b_.CreatePtrToInt(address, kb_.I64()), b_.CreatePtrToInt(global_start, kb_.I64()));
             Value* at = kb_.Gep(copy, off);
             if (bytes == 2) return {kb_.Load(kb_.I16(), at, 2)};
-            if (bytes == 16) return kb_.Load4xI32(at);
             Value* v = kb_.Load(llvm::FixedVectorType::get(kb_.I32(), bytes / 4), at, static_cast<unsigned>(bytes));
             std::vector<Value*> words;
             for (int i = 0; i < bytes / 4; ++i) words.push_back(b_.CreateExtractElement(v, uint64_t(i)));
