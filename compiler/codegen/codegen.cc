@@ -73,6 +73,7 @@ absl::Status EmitBody(KernelBuilder& kb) {
     case Family::kPackQ8_0: return EmitPackQ8_0(kb);
     case Family::kPackQ6_K: return EmitPackQ6_K(kb);
     case Family::kCopyRows: return EmitCopyRows(kb);
+    case Family::kMatVecJoin: return EmitMatVecJoin(kb);
   }
   return absl::InternalError("unknown family");
 }

@@ -11,6 +11,7 @@
 namespace kiln::codegen {
 
 absl::Status EmitMatVec(KernelBuilder& kb);
+absl::Status EmitMatVecJoin(KernelBuilder& kb);
 absl::Status EmitGemm(KernelBuilder& kb);
 absl::Status EmitEmbed(KernelBuilder& kb);
 absl::Status EmitQkNormRopeStore(KernelBuilder& kb);

@@ -175,6 +175,40 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
   return absl::OkStatus();
 }
 
+// kMatVecJoin: at least two parts, each a valid matvec, that one launch can
+// run: one block size, register cap (.maxnreg), k_split (grid.y) and token
+// count, and both kinds of shared memory of the largest part within the
+// target's limit.
+absl::Status ValidateMatVecJoin(const KernelSpec& spec, const Target& target) {
+  if (spec.parts.size() < 2)
+    return Bad(spec, absl::StrCat("a matvec join needs at least 2 parts, has ", spec.parts.size()));
+  const MatVecSchedule& m0 = spec.parts[0].matvec;
+  int64_t static_bytes = 0, dynamic_bytes = 0;
+  for (size_t i = 0; i < spec.parts.size(); ++i) {
+    const KernelSpec part = JoinPart(spec, i);
+    if (part.family != Family::kMatVec || !part.parts.empty())
+      return Bad(spec, absl::StrCat("part ", i, " is a ", FamilyName(part.family),
+                                    part.parts.empty() ? "" : " with parts", " kernel, not a matvec"));
+    if (absl::Status s = ValidateMatVec(part, target); !s.ok())
+      return Bad(spec, absl::StrCat("part ", i, ": ", s.message()));
+    const MatVecSchedule& m = part.matvec;
+    if (m.threads != m0.threads || m.blocks_per_sm != m0.blocks_per_sm || m.k_split != m0.k_split ||
+        m.max_tokens != m0.max_tokens)
+      return Bad(spec, absl::StrCat("part ", i, "'s threads, blocks_per_sm, k_split and max_tokens (", m.threads, ", ",
+                                    m.blocks_per_sm, ", ", m.k_split, ", ", m.max_tokens,
+                                    ") differ from part 0's (", m0.threads, ", ", m0.blocks_per_sm, ", ",
+                                    m0.k_split, ", ", m0.max_tokens, "): one launch has one of each"));
+    const MatVecPlan p = PlanMatVec(part);
+    static_bytes = std::max<int64_t>(static_bytes, p.shared_bytes);
+    dynamic_bytes = std::max<int64_t>(dynamic_bytes, p.x_bytes + p.stream_bytes);
+  }
+  if (static_bytes + dynamic_bytes > target.MaxSharedPerBlock())
+    return Bad(spec, absl::StrCat("the parts' shared memory, ", static_bytes, " static and ", dynamic_bytes,
+                                  " dynamic bytes at most, exceeds ", target.Name(), "'s ",
+                                  target.MaxSharedPerBlock(), " a block"));
+  return absl::OkStatus();
+}
+
 absl::Status ValidateGemm(const KernelSpec& spec, const Target& target) {
   absl::Status s = CheckMatrix(spec);
   if (!s.ok()) return s;
@@ -445,6 +479,7 @@ const char* FamilyName(Family family) {
     case Family::kPackQ8_0: return "pack_q8_0";
     case Family::kPackQ6_K: return "pack_q6_k";
     case Family::kCopyRows: return "copy_rows";
+    case Family::kMatVecJoin: return "matvec_join";
   }
   return "?";
 }
@@ -648,12 +683,23 @@ ArgmaxPlan PlanArgmax(const KernelSpec& spec) {
 
 // ---------------------------------------------------------------------------
 
+KernelSpec JoinPart(const KernelSpec& join, size_t i) {
+  KernelSpec part = join.parts[i];
+  part.name = absl::StrCat(join.name, "_p", i);
+  part.programmatic_launch = join.programmatic_launch;
+  return part;
+}
+
+std::string JoinParamPrefix(size_t i) { return absl::StrCat("p", i, "_"); }
+
 absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
   if (!IsIdentifier(spec.name))
     return absl::InvalidArgumentError(
         absl::StrCat("kernel name '", spec.name, "' is not a C identifier"));
   if (spec.rope_fused && spec.family != Family::kAttentionDecode)
     return Bad(spec, "rope_fused is for attention_decode only");
+  if (!spec.parts.empty() && spec.family != Family::kMatVecJoin)
+    return Bad(spec, "parts are for matvec_join only");
   switch (spec.family) {
     case Family::kMatVec:
       return ValidateMatVec(spec, target);
@@ -691,6 +737,8 @@ absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target) {
         return Bad(spec, absl::StrCat("cols = ", spec.cols, " is not a positive multiple of ", block));
       return CheckThreads(spec, spec.elementwise.threads, "elementwise");
     }
+    case Family::kMatVecJoin:
+      return ValidateMatVecJoin(spec, target);
     case Family::kCopyRows:
       if (spec.row_bytes <= 0 || spec.row_bytes > (int64_t{1} << 30))
         return Bad(spec, absl::StrCat("row_bytes = ", spec.row_bytes, " must be positive"));
@@ -811,6 +859,23 @@ absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& t
       i32("rows");
       abi.block = {spec.elementwise.threads, 1, 1};
       abi.grid = {rows_arg, constant(1), constant(1)};
+      break;
+    case Family::kMatVecJoin:
+      // Part i's parameters, named "p<i>_<name>", then part i + 1's; its
+      // blocks follow part i - 1's along x.
+      abi.grid = {constant(0), constant(spec.parts[0].matvec.k_split), constant(1)};
+      for (size_t i = 0; i < spec.parts.size(); ++i) {
+        absl::StatusOr<KernelAbi> part = DescribeKernel(JoinPart(spec, i), target);
+        if (!part.ok()) return part.status();
+        for (const KernelParam& p : part->params)
+          abi.params.push_back({absl::StrCat(JoinParamPrefix(i), p.name), p.type, 0, p.size});
+        abi.grid[0].constant += part->grid[0].constant;
+        abi.block = part->block;
+        abi.static_shared_bytes = std::max(abi.static_shared_bytes, part->static_shared_bytes);
+        abi.dynamic_shared_bytes = std::max(abi.dynamic_shared_bytes, part->dynamic_shared_bytes);
+        abi.max_tokens = part->max_tokens;
+        abi.min_blocks_per_sm = part->min_blocks_per_sm;
+      }
       break;
     case Family::kCopyRows:
       ptr("src");

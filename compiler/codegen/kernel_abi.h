@@ -112,6 +112,11 @@ std::vector<double> RopeFrequencies(const KernelSpec& spec);
 const char* WeightFormatName(WeightFormat format);  // "q4_k"
 const char* FamilyName(Family family);              // "matvec"
 
+// kMatVecJoin: part i as a kernel of its own (named "<join>_p<i>", launched
+// as the join is), and the prefix of its parameters' names in the join's.
+KernelSpec JoinPart(const KernelSpec& join, size_t i);
+std::string JoinParamPrefix(size_t i);
+
 // Checks everything an emitter relies on. Errors are InvalidArgument and
 // name the kernel.
 absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target);

@@ -17,7 +17,13 @@ using llvm::Value;
 
 KernelBuilder::KernelBuilder(llvm::Module& module, const KernelSpec& spec, const KernelAbi& abi,
                              const Target& target)
-    : module_(module), ctx_(module.getContext()), spec_(spec), abi_(abi), target_(target), b_(ctx_) {
+    : module_(module),
+      ctx_(module.getContext()),
+      kernel_spec_(spec),
+      spec_(&spec),
+      abi_(abi),
+      target_(target),
+      b_(ctx_) {
   std::vector<llvm::Type*> types;
   for (const KernelParam& p : abi.params)
     types.push_back(p.type == ParamType::kPointer ? static_cast<llvm::Type*>(b_.getPtrTy(1))
@@ -53,9 +59,22 @@ KernelBuilder::KernelBuilder(llvm::Module& module, const KernelSpec& spec, const
 void KernelBuilder::Finish() { b_.CreateRetVoid(); }
 
 Value* KernelBuilder::Param(const std::string& name) {
+  const std::string full = param_prefix_ + name;
   for (size_t i = 0; i < abi_.params.size(); ++i)
-    if (abi_.params[i].name == name) return fn_->getArg(static_cast<unsigned>(i));
+    if (abi_.params[i].name == full) return fn_->getArg(static_cast<unsigned>(i));
   return nullptr;  // emitters only ask for names of their own ABI
+}
+
+void KernelBuilder::BeginJoinPart(const KernelSpec& part, int64_t first_block, const std::string& param_prefix) {
+  spec_ = &part;
+  first_block_ = first_block;
+  param_prefix_ = param_prefix;
+}
+
+void KernelBuilder::EndJoinPart() {
+  spec_ = &kernel_spec_;
+  first_block_ = 0;
+  param_prefix_.clear();
 }
 
 Value* KernelBuilder::F32c(float v) { return llvm::ConstantFP::get(F32(), v); }
@@ -68,7 +87,8 @@ Value* KernelBuilder::Ctaid(int dim) {
   llvm::Intrinsic::ID id = dim == 0   ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x
                            : dim == 1 ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y
                                       : llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z;
-  return b_.CreateIntrinsic(id, {}, {});
+  Value* id_value = b_.CreateIntrinsic(id, {}, {});
+  return dim == 0 && first_block_ != 0 ? b_.CreateSub(id_value, I32c(first_block_)) : id_value;
 }
 
 Value* KernelBuilder::Lane() { return b_.CreateAnd(Tid(), I32c(31)); }
@@ -194,10 +214,21 @@ void KernelBuilder::Store4xF32(Value* ptr, const std::vector<Value*>& v) {
 }
 
 Value* KernelBuilder::StaticShared(int64_t bytes) {
+  if (spec_ != &kernel_spec_) {
+    // A join's parts share the array the ABI sized for the largest.
+    assert(bytes <= abi_.static_shared_bytes);
+    if (join_shared_ == nullptr) {
+      const KernelSpec* part = spec_;
+      spec_ = &kernel_spec_;
+      join_shared_ = StaticShared(abi_.static_shared_bytes);
+      spec_ = part;
+    }
+    return join_shared_;
+  }
   auto* ty = llvm::ArrayType::get(I8(), static_cast<uint64_t>(bytes));
   auto* gv = new llvm::GlobalVariable(module_, ty, false, llvm::GlobalValue::InternalLinkage,
                                       llvm::UndefValue::get(ty),
-                                      absl::StrCat(spec_.name, "_smem", shared_count_++), nullptr,
+                                      absl::StrCat(spec_->name, "_smem", shared_count_++), nullptr,
                                       llvm::GlobalValue::NotThreadLocal, 3);
   gv->setAlignment(llvm::Align(16));
   return gv;
@@ -207,7 +238,7 @@ Value* KernelBuilder::DynamicShared() {
   if (dynamic_shared_ != nullptr) return dynamic_shared_;
   auto* ty = llvm::ArrayType::get(I8(), 0);
   auto* gv = new llvm::GlobalVariable(module_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr,
-                                      absl::StrCat(spec_.name, "_dsmem"), nullptr,
+                                      absl::StrCat(spec_->name, "_dsmem"), nullptr,
                                       llvm::GlobalValue::NotThreadLocal, 3);
   gv->setAlignment(llvm::Align(16));
   dynamic_shared_ = gv;
@@ -408,7 +439,7 @@ void KernelBuilder::EscapeBeforeBarrier(const std::vector<Value*>& ptrs) {
 }
 
 bool KernelBuilder::UsesGridDependency() const {
-  return spec_.programmatic_launch && target_.HasGridDependencyControl();
+  return spec_->programmatic_launch && target_.HasGridDependencyControl();
 }
 
 void KernelBuilder::GridDependencyWait() {

@@ -29,13 +29,22 @@ class KernelBuilder {
   llvm::LLVMContext& ctx() { return ctx_; }
   llvm::Module& module() { return module_; }
   llvm::Function* function() { return fn_; }
-  const KernelSpec& spec() const { return spec_; }
+  // The kernel's spec, or inside BeginJoinPart .. EndJoinPart the part's.
+  const KernelSpec& spec() const { return *spec_; }
   const Target& target() const { return target_; }
   // Ends the kernel (ret void) at the current insertion point.
   void Finish();
 
   // Parameters by ABI name.
   llvm::Value* Param(const std::string& name);
+
+  // kMatVecJoin: what is emitted from here on is `part`'s code (its spec
+  // must outlive EndJoinPart), run by the join's blocks [first_block,
+  // first_block + its grid.x): Ctaid(0) counts from first_block, Param(name)
+  // reads the join's parameter param_prefix + name, and StaticShared
+  // returns the one array every part shares (a block runs one part).
+  void BeginJoinPart(const KernelSpec& part, int64_t first_block, const std::string& param_prefix);
+  void EndJoinPart();
 
   // Types and constants.
   llvm::Type* I8() { return b_.getInt8Ty(); }
@@ -197,7 +206,11 @@ class KernelBuilder {
 
   llvm::Module& module_;
   llvm::LLVMContext& ctx_;
-  const KernelSpec& spec_;
+  const KernelSpec& kernel_spec_;
+  const KernelSpec* spec_;  // kernel_spec_, or the join part being emitted
+  int64_t first_block_ = 0;
+  std::string param_prefix_;
+  llvm::Value* join_shared_ = nullptr;
   const KernelAbi& abi_;
   Target target_;
   llvm::Function* fn_ = nullptr;

@@ -39,6 +39,8 @@ enum class Family {
   kPackQ8_0,         // GGUF Q8_0 blocks -> planar int8 + f16 scales (load)
   kPackQ6_K,         // GGUF Q6_K rows -> kQ6_KPlanar's planes at a row offset (load)
   kCopyRows,         // raw rows into a destination row offset (load: Q/K/V concat, gate/up interleave)
+  kMatVecJoin,       // kMatVec `parts` side by side in one launch: part i's blocks follow part i-1's
+                     // (decode's q/k and v projections when their weight types differ)
 };
 
 enum class Prologue {
@@ -163,6 +165,11 @@ struct KernelSpec {
   AttentionSchedule attention;
   ElementwiseSchedule elementwise;
   bool programmatic_launch = false;  // emit griddepcontrol (sm_90 only)
+
+  // kMatVecJoin: the matvecs it runs, each with its own schedule (one block
+  // size and register cap for all: ValidateKernelSpec). Their fields above
+  // are unused; a part's name and programmatic_launch are the join's.
+  std::vector<KernelSpec> parts;
 };
 
 }  // namespace kiln::codegen

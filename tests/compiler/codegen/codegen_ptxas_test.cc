@@ -26,6 +26,7 @@ std::vector<KernelSpec> AllSpecs() {
   std::vector<KernelSpec> all = testing::MatVecMatrix();
   for (KernelSpec& s : testing::GemmMatrix()) all.push_back(s);
   for (KernelSpec& s : testing::OtherKernels()) all.push_back(s);
+  for (KernelSpec& s : testing::MatVecJoins()) all.push_back(s);
   return all;
 }
 
@@ -52,6 +53,34 @@ void CheckPtxas(const std::vector<KernelSpec>& specs, const Target& target) {
     if (std::getenv("KILN_CODEGEN_VERBOSE") != nullptr)
       std::printf("%-44s %-6s regs %3d smem %6ld\n", s.name.c_str(), target.Name().c_str(), k->registers,
                   static_cast<long>(k->shared));
+  }
+}
+
+// A matvec join's block runs one part, so it needs the registers of its
+// hungriest part, not their sum: ptxas allocates the join within a few of
+// that (the 8B q/k + v join and the others of MatVecJoins on sm_90).
+TEST(CodegenPtxas, MatVecJoinTakesTheRegistersOfItsLargestPart) {
+  if (!FindPtxas()) GTEST_SKIP() << "ptxas not installed";
+  std::vector<KernelSpec> specs = testing::MatVecJoins();
+  const size_t joins = specs.size();
+  for (size_t j = 0; j < joins; ++j)
+    for (size_t i = 0; i < specs[j].parts.size(); ++i) specs.push_back(JoinPart(specs[j], i));
+  absl::StatusOr<CompiledModule> m = EmitPtx(specs, Sm(90));
+  ASSERT_TRUE(m.ok()) << m.status();
+  PtxasReport report;
+  ASSERT_TRUE(RunPtxas(m->ptx, Sm(90), &report).ok());
+  for (size_t j = 0; j < joins; ++j) {
+    const PtxasKernelInfo* join = report.Find(specs[j].name);
+    ASSERT_NE(join, nullptr);
+    int largest = 0;
+    for (size_t i = 0; i < specs[j].parts.size(); ++i) {
+      const PtxasKernelInfo* part = report.Find(JoinPart(specs[j], i).name);
+      ASSERT_NE(part, nullptr);
+      largest = std::max(largest, part->registers);
+    }
+    std::printf("%s: %d registers, its largest part alone %d\n", specs[j].name.c_str(), join->registers, largest);
+    EXPECT_LE(join->registers, largest + 8) << specs[j].name;
+    EXPECT_EQ(join->spill_stores, 0) << specs[j].name;
   }
 }
 

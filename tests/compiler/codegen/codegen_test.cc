@@ -227,6 +227,31 @@ CHECK: ld.global
 )");
 }
 
+// A matvec join is one kernel whose blocks branch to their part: the
+// 8B q/k part (Q4_K, dp4a) on blocks [0, 214), the v part (planar Q6_K,
+// float FMAs) on the rest, renumbered from 0, each waiting on the
+// previous kernel as it does alone.
+TEST(CodegenFileCheck, MatVecJoinBranchesToEachPartsCode) {
+  KernelSpec join = testing::MatVecJoins()[0];
+  join.programmatic_launch = true;
+  ExpectFileCheck({join}, Sm(90), R"(
+CHECK-LABEL: .entry mvjoin_8b_qkv(
+CHECK: .maxntid 256, 1, 1
+CHECK: mov.u32 %r[[B:[0-9]+]], %ctaid.x;
+CHECK: setp.{{[lg][te]}}.u32 %p{{[0-9]+}}, %r[[B]], {{21[34]}};
+CHECK: griddepcontrol.wait;
+CHECK: dp4a
+CHECK-NOT: .entry
+CHECK: add.s32 %r{{[0-9]+}}, %r[[B]], -214;
+CHECK-NOT: dp4a
+CHECK: griddepcontrol.wait;
+CHECK-NOT: dp4a
+CHECK: fma.rn.f32
+CHECK-NOT: dp4a
+CHECK: ret;
+)");
+}
+
 // What the previous kernel wrote (here the activations) is read through L2
 // under programmatic launch, which overlaps that kernel, and through the
 // non-coherent path only when the kernel starts after it has ended.
@@ -842,6 +867,34 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   absl::StatusOr<CompiledModule> warps = EmitPtx(testing::WarpReduceMatVecs(), Sm(90));
   EXPECT_TRUE(warps.ok()) << warps.status();
   EXPECT_GE(testing::WarpReduceMatVecs().size(), 20u);
+  // Matvec joins: valid parts that one launch can run.
+  absl::StatusOr<CompiledModule> joins = EmitPtx(testing::MatVecJoins(), Sm(90));
+  EXPECT_TRUE(joins.ok()) << joins.status();
+  KernelSpec lone = testing::MatVecJoins()[0];
+  lone.name = "join_of_one";
+  lone.parts.pop_back();
+  ExpectBad(lone, "a matvec join needs at least 2 parts, has 1");
+  KernelSpec mixed_threads = testing::MatVecJoins()[0];
+  mixed_threads.name = "join_mixed_threads";
+  mixed_threads.parts[1].matvec.threads = 128;
+  mixed_threads.parts[1].matvec.row_groups = 2;
+  ExpectBad(mixed_threads, "part 1's threads, blocks_per_sm, k_split and max_tokens (128, 1, 1, 1) differ from "
+                           "part 0's (256, 1, 1, 1): one launch has one of each");
+  KernelSpec bad_part = testing::MatVecJoins()[0];
+  bad_part.name = "join_bad_part";
+  bad_part.parts[1].matvec.row_groups = 3;
+  ExpectBad(bad_part, "part 1: kernel 'join_bad_part_p1' (matvec): matvec.row_groups = 3");
+  KernelSpec not_matvec = testing::MatVecJoins()[0];
+  not_matvec.name = "join_of_a_gemm";
+  not_matvec.parts[0].family = Family::kGemm;
+  ExpectBad(not_matvec, "part 0 is a gemm kernel, not a matvec");
+  KernelSpec nested = testing::MatVecJoins()[0];
+  nested.name = "join_nested";
+  nested.parts[0].parts = {testing::MatVecJoins()[0].parts[0]};
+  ExpectBad(nested, "part 0 is a matvec with parts kernel, not a matvec");
+  KernelSpec parts_elsewhere = testing::MatVec("matvec_with_parts", WeightFormat::kF16, 64, 64);
+  parts_elsewhere.parts = testing::MatVecJoins()[0].parts;
+  ExpectBad(parts_elsewhere, "parts are for matvec_join only");
   KernelSpec piped_streamed = stream;
   piped_streamed.name = "pipeline_streamed";
   piped_streamed.matvec.pipeline_loads = true;
@@ -1026,6 +1079,32 @@ TEST(CodegenAbi, MatVecParamsAndLaunch) {
   EXPECT_EQ(abi->grid[0].Eval(1), 1537);  // ceil(6146 / 4)
   EXPECT_EQ(abi->grid[1].Eval(1), 1);
   EXPECT_EQ(abi->dynamic_shared_bytes, 4096 * 4 + 4096 / 64 * 16);  // x staged, padded per window
+}
+
+// A matvec join takes its parts' parameters in order, each prefixed with
+// its index, and runs their blocks one after another along x on one block
+// size, with the largest part's static and dynamic shared memory.
+TEST(CodegenAbi, MatVecJoinConcatenatesItsParts) {
+  const KernelSpec join = testing::MatVecJoins()[0];  // 8B q/k (Q4_K) + v (planar Q6_K)
+  absl::StatusOr<KernelAbi> abi = DescribeKernel(join, Sm(90));
+  ASSERT_TRUE(abi.ok()) << abi.status();
+  std::vector<std::string> names;
+  for (const KernelParam& p : abi->params) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"p0_w", "p0_w_scales", "p0_x", "p0_norm_w", "p0_out", "p0_T", "p1_w",
+                                             "p1_w_scales", "p1_x", "p1_norm_w", "p1_out", "p1_T"}));
+  EXPECT_EQ(abi->params[6].offset, 48);  // after p0_T (offset 40) padded to 8
+  absl::StatusOr<KernelAbi> a = DescribeKernel(JoinPart(join, 0), Sm(90));
+  absl::StatusOr<KernelAbi> b = DescribeKernel(JoinPart(join, 1), Sm(90));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->grid[0].Eval(1), 214);  // ceil(5120 / 24)
+  EXPECT_EQ(b->grid[0].Eval(1), 128);  // 1024 / 8
+  EXPECT_EQ(abi->grid[0].Eval(1), 214 + 128);
+  EXPECT_EQ(abi->grid[1].Eval(1), 1);
+  EXPECT_EQ(abi->block[0], 256);
+  EXPECT_EQ(abi->static_shared_bytes, std::max(a->static_shared_bytes, b->static_shared_bytes));
+  EXPECT_EQ(abi->dynamic_shared_bytes, std::max(a->dynamic_shared_bytes, b->dynamic_shared_bytes));
+  EXPECT_NE(a->dynamic_shared_bytes, b->dynamic_shared_bytes);  // int8 against float staging
+  EXPECT_EQ(JoinPart(join, 1).name, "mvjoin_8b_qkv_p1");
 }
 
 TEST(CodegenAbi, SiluMulWithTakesTheGateLast) {

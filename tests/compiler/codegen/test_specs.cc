@@ -228,6 +228,49 @@ std::vector<KernelSpec> PipelinedMatVecs() {
   return out;
 }
 
+std::vector<KernelSpec> MatVecJoins() {
+  auto join = [](const std::string& name, std::vector<KernelSpec> parts) {
+    KernelSpec j;
+    j.name = name;
+    j.family = Family::kMatVecJoin;
+    j.parts = std::move(parts);
+    return j;
+  };
+  auto schedule = [](KernelSpec s, int threads, int rows, int groups, int unroll, bool int8) {
+    s.matvec.threads = threads;
+    s.matvec.rows_per_block = rows;
+    s.matvec.row_groups = groups;
+    s.matvec.unroll = unroll;
+    s.matvec.stage_all = true;
+    s.matvec.int8_activations = int8;
+    return s;
+  };
+  std::vector<KernelSpec> out;
+  // Qwen3-8B Q4_K_M's split layers: the Q4_K q/k and the planar Q6_K v
+  // projections on sm_90's tuned schedules (schedules/sm_90.txtpb).
+  KernelSpec v8b = schedule(MatVec("", WeightFormat::kQ6_KPlanar, 1024, 4096, Prologue::kRmsNorm), 256, 8, 4, 1,
+                            false);
+  v8b.matvec.pipeline_loads = v8b.matvec.pipeline_rows = true;
+  out.push_back(join("mvjoin_8b_qkv",
+                     {schedule(MatVec("", WeightFormat::kQ4_K, 5120, 4096, Prologue::kRmsNorm), 256, 24, 4, 2, true),
+                      v8b}));
+  // The tiny model's shapes, the last block of each part partly past its rows.
+  out.push_back(join("mvjoin_tiny_qkv",
+                     {schedule(MatVec("", WeightFormat::kQ4_K, 388, 256, Prologue::kRmsNorm), 128, 8, 2, 1, true),
+                      schedule(MatVec("", WeightFormat::kQ6_K, 132, 256, Prologue::kRmsNorm), 128, 8, 2, 1, false)}));
+  // Three parts: a streamed planar Q6_K between planar Q8_0 and F16, the
+  // larger static and dynamic shared memory in different parts.
+  KernelSpec streamed = schedule(MatVec("", WeightFormat::kQ6_KPlanar, 260, 2048, Prologue::kRmsNorm), 128, 8, 4, 1,
+                                 true);
+  streamed.matvec.stream_stages = 3;
+  out.push_back(join("mvjoin_three",
+                     {schedule(MatVec("", WeightFormat::kQ8_0Planar, 300, 2048, Prologue::kRmsNorm), 128, 4, 2, 2,
+                               true),
+                      streamed,
+                      schedule(MatVec("", WeightFormat::kF16, 100, 2048, Prologue::kRmsNorm), 128, 4, 4, 1, false)}));
+  return out;
+}
+
 std::vector<KernelSpec> WarpReduceMatVecs() {
   std::vector<KernelSpec> out;
   const Target sm90 = *Target::FromName("sm_90");

@@ -34,6 +34,9 @@ std::vector<KernelSpec> PipelinedMatVecs();
 // group in its own warp (warp_reduce: a warp per group, RMSNorm with
 // stage_all, whole SiLU pairs in a group), with it on.
 std::vector<KernelSpec> WarpReduceMatVecs();
+// kMatVecJoin: the 8B Q4_K_M split layer's q/k and v projections on their
+// tuned schedules, the tiny model's, and three parts with one streamed.
+std::vector<KernelSpec> MatVecJoins();
 // Every format x prologue x epilogue for gemm, tensor cores and fp32.
 // Qwen3-8B's four per-layer matrices: shape, prologue and epilogue as
 // kiln fuses them.
