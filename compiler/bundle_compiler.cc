@@ -19,6 +19,7 @@ absl::StatusOr<BundleSummary> CompileBundle(const ir::Module& module, const gguf
   lo.max_prefill_tokens = std::min<int64_t>(options.max_prefill_tokens, config.context_length);
   lo.programmatic_launch = options.programmatic_launch;
   lo.concurrent_launches = options.concurrent_launches;
+  lo.join_matvecs = options.join_matvecs;
   ASSIGN_OR_RETURN(LoweredModel lowered, LowerToKernels(module, file, config, vocab, lo));
 
   codegen::EmitOptions eo;

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/lower/beside_launches.h"
+#include "compiler/lower/join_matvecs.h"
 #include "compiler/lower/lower_load.h"
 #include "compiler/lower/lowering_context.h"
 #include "ir/printer.h"
@@ -102,9 +103,18 @@ void ApplySchedule(const Op& kernel, KernelSpec& s) {
 
 class StepLowering {
  public:
+  // join_matvecs (decode): q/k/v parts whose schedules allow it share a
+  // launch (join_matvecs.h).
   StepLowering(const ir::Function& f, LoweringContext& ctx, Io& io, const models::Qwen3Config& c,
-               runtime::Plan& plan, bool decode)
-      : f_(f), ctx_(ctx), io_(io), c_(c), plan_(plan), decode_(decode), t_(decode ? ConstExpr(1) : AffineT(1, 0)) {}
+               runtime::Plan& plan, bool decode, bool join_matvecs = false)
+      : f_(f),
+        ctx_(ctx),
+        io_(io),
+        c_(c),
+        plan_(plan),
+        decode_(decode),
+        join_matvecs_(join_matvecs),
+        t_(decode ? ConstExpr(1) : AffineT(1, 0)) {}
 
   absl::Status Run() {
     const auto& ops = f_.body().ops();
@@ -117,10 +127,11 @@ class StepLowering {
       fixed_[Root(ret->operand(i))] = {i == 0 ? io_.logits : io_.sampled, ConstExpr(0)};
     if (decode_) RETURN_IF_ERROR(PlaceQkvParts());
     for (const auto& op : ops) RETURN_IF_ERROR(Lower(*op));
-    return absl::OkStatus();
+    return FlushPendingPart();
   }
 
-  // Decode: the launches of q/k/v projections computed apart (see MatMul).
+  // Decode: the launches of q/k/v projections computed apart and not joined
+  // (see QkvPart).
   const std::vector<int>& qkv_part_launches() const { return qkv_part_launches_; }
 
  private:
@@ -168,10 +179,47 @@ class StepLowering {
     } else if (op.num_results() > 0 && !fixed_.count(op.result(0))) {
       return absl::InternalError(absl::StrCat("kernel without an offset:\n  ", ir::PrintOpLine(op)));
     }
+    // A q/k/v part waits for the next kernel, which may join it; any other
+    // kernel launches it first.
+    ASSIGN_OR_RETURN(const bool qkv_part, IsQkvPart(op));
+    if (!qkv_part) RETURN_IF_ERROR(FlushPendingPart());
     const ir::Attribute* fam = op.attr("family");
     const std::string family = fam ? fam->string_value() : "";
+    ASSIGN_OR_RETURN(read_, BytesRead(op));
     RETURN_IF_ERROR(LowerFamily(op, family));
-    return NoteBytesRead(op);
+    // A part counts its bytes when it is launched (QkvPart).
+    return qkv_part ? absl::OkStatus() : NoteBytesRead(read_);
+  }
+
+  // Decode: a kernel writing its rows of the qkv scratch (PlaceQkvParts).
+  absl::StatusOr<bool> IsQkvPart(const Op& op) {
+    if (!decode_ || op.num_results() == 0 || io_.qkv_scratch == UINT32_MAX) return false;
+    ASSIGN_OR_RETURN(Location out, At(op.result(0)));
+    return out.buffer == io_.qkv_scratch;
+  }
+
+  // A q/k/v part: it writes its rows of the qkv scratch alone and reads none
+  // of it. Held until the next kernel: a part after it joins it in one
+  // launch (join_matvecs), anything else launches it alone.
+  absl::Status QkvPart(MatVecLaunch part) {
+    if (pending_part_ && join_matvecs_ && CanJoin(pending_part_->spec, part.spec)) {
+      MatVecLaunch j = Join(*std::move(pending_part_), std::move(part));
+      pending_part_.reset();
+      RETURN_IF_ERROR(ctx_.Launch(plan_, j.spec, j.args, j.tokens));
+      return NoteBytesRead(j.read);
+    }
+    RETURN_IF_ERROR(FlushPendingPart());
+    pending_part_ = std::move(part);
+    return absl::OkStatus();
+  }
+
+  absl::Status FlushPendingPart() {
+    if (!pending_part_) return absl::OkStatus();
+    MatVecLaunch p = *std::move(pending_part_);
+    pending_part_.reset();
+    RETURN_IF_ERROR(ctx_.Launch(plan_, p.spec, p.args, p.tokens));
+    qkv_part_launches_.push_back(plan_.launches_size() - 1);
+    return NoteBytesRead(p.read);
   }
 
   absl::Status LowerFamily(const Op& op, const std::string& family) {
@@ -184,13 +232,12 @@ class StepLowering {
   }
 
   // For profiles (Kernel.bytes_read, bytes_read_per_position): the weight
-  // and KV-cache bytes the kernel's launch (the plan's last one) reads at
-  // T = 1. Every weight global its ops read counts whole, except an embed
-  // table (one row per token); a KV-cache global (shape [C, ...]) counts
-  // one row per position attended to; a kv_store's cache is written, not
-  // read; activations are not counted. Layers share kernels, and every
-  // launch of one kernel reads as much, so the largest is kept.
-  absl::Status NoteBytesRead(const Op& k) {
+  // and KV-cache bytes the kernel's launch reads at T = 1. Every weight
+  // global its ops read counts whole, except an embed table (one row per
+  // token); a KV-cache global (shape [C, ...]) counts one row per position
+  // attended to; a kv_store's cache is written, not read; activations are
+  // not counted.
+  absl::StatusOr<ReadBytes> BytesRead(const Op& k) {
     int64_t bytes = 0, per_position = 0;
     absl::flat_hash_set<const Value*> seen;
     for (const auto& op : k.region()->ops()) {
@@ -212,6 +259,13 @@ class StepLowering {
         }
       }
     }
+    return ReadBytes{bytes, per_position};
+  }
+
+  // `read` for the kernel of the plan's last launch. Layers share kernels,
+  // and every launch of one kernel reads as much, so the largest is kept.
+  absl::Status NoteBytesRead(const ReadBytes& read) {
+    const int64_t bytes = read.bytes, per_position = read.per_position;
     if (plan_.launches_size() == 0) return absl::InternalError("a kernel without a launch");
     runtime::Kernel& mk = *ctx_.manifest().mutable_kernels(plan_.launches(plan_.launches_size() - 1).kernel());
     mk.set_bytes_read(std::max<uint64_t>(mk.bytes_read(), static_cast<uint64_t>(bytes)));
@@ -284,12 +338,10 @@ class StepLowering {
                          {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens), Ptr(extra)}, tokens);
     }
     if (one_token) s.matvec.max_tokens = 1;
-    RETURN_IF_ERROR(ctx_.Launch(plan_, s, {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens)}, tokens));
-    // A q/k/v part (PlaceQkvParts): it writes its rows of the qkv scratch
-    // alone, and reads none of it.
-    if (decode_ && out.buffer == io_.qkv_scratch)
-      qkv_part_launches_.push_back(plan_.launches_size() - 1);
-    return absl::OkStatus();
+    std::vector<LaunchArg> args = {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens)};
+    ASSIGN_OR_RETURN(const bool qkv_part, IsQkvPart(k));
+    if (qkv_part) return QkvPart({s, std::move(args), tokens, read_});
+    return ctx_.Launch(plan_, s, args, tokens);
   }
 
   absl::Status Embed(const Op& k) {
@@ -534,9 +586,12 @@ class StepLowering {
   const models::Qwen3Config& c_;
   runtime::Plan& plan_;
   bool decode_;
+  bool join_matvecs_;
   Expr t_;
   absl::flat_hash_map<const Value*, Location> where_, fixed_;
   std::vector<int> qkv_part_launches_;
+  ReadBytes read_;                          // the kernel being lowered
+  std::optional<MatVecLaunch> pending_part_;  // a q/k/v part held for a join
 };
 
 absl::StatusOr<Expr> ArenaBytes(const ir::Function& f) {
@@ -644,7 +699,7 @@ absl::StatusOr<LoweredModel> LowerToKernels(const ir::Module& module, const gguf
                                AffineT(1, 0)));
   }
   m.mutable_decode()->set_max_tokens(1);
-  StepLowering decode_lowering(*decode, ctx, io, config, *m.mutable_decode(), true);
+  StepLowering decode_lowering(*decode, ctx, io, config, *m.mutable_decode(), true, options.join_matvecs);
   RETURN_IF_ERROR(decode_lowering.Run());
   if (options.concurrent_launches)
     RETURN_IF_ERROR(PairBesideLaunches(m, *m.mutable_decode(), decode_lowering.qkv_part_launches()));

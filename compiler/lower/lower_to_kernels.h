@@ -29,6 +29,9 @@ struct LowerOptions {
   // Independent neighbours of the decode plan run side by side
   // (beside_launches.h); false: one after another on one stream.
   bool concurrent_launches = true;
+  // A layer's q/k and v projections of different weight types run as one
+  // launch where their schedules allow (join_matvecs.h); false: apart.
+  bool join_matvecs = true;
 };
 
 struct LoweredModel {

@@ -143,7 +143,8 @@ absl::StatusOr<uint32_t> LoweringContext::RuntimeBuffer(const ir::Value* g) {
 namespace {
 
 // Everything of a spec but its name, as a key: identical kernels of
-// different layers share one compiled kernel.
+// different layers share one compiled kernel. A join's parts in order, each
+// in brackets.
 std::string SpecKey(const codegen::KernelSpec& s) {
   std::string key;
   codegen::VisitSpecFields(s, [&key](absl::string_view, const auto& v) {
@@ -152,6 +153,7 @@ std::string SpecKey(const codegen::KernelSpec& s) {
     else
       absl::StrAppend(&key, v, "|");
   });
+  for (const codegen::KernelSpec& part : s.parts) absl::StrAppend(&key, "[", SpecKey(part), "]");
   return key;
 }
 
@@ -163,6 +165,10 @@ std::string SpecName(const codegen::KernelSpec& s, size_t index) {
     case codegen::Family::kGemm:
     case codegen::Family::kEmbed:
       absl::StrAppend(&name, "_", codegen::WeightFormatName(s.weight), "_", s.rows, "x", s.cols);
+      break;
+    case codegen::Family::kMatVecJoin:
+      for (const codegen::KernelSpec& p : s.parts)
+        absl::StrAppend(&name, "_", codegen::WeightFormatName(p.weight), "_", p.rows, "x", p.cols);
       break;
     default:
       break;

@@ -45,11 +45,9 @@ absl::StatusOr<std::vector<TuneUnit>> CollectUnits(const ir::Module& module, con
   std::map<std::string, TuneUnit> by_key;
   std::map<std::string, int> representative;  // launches of the spec standing for the key
   std::vector<std::string> order;
-  for (const auto& [k, n] : launches) {
-    if (k >= lowered.kernels.size()) return absl::InternalError("a decode launch names no kernel");
-    const KernelSpec& spec = lowered.kernels[k];
+  auto add = [&](const KernelSpec& spec, int n) -> absl::Status {
     const std::string family = codegen::FamilyName(spec.family);
-    if (std::find(families.begin(), families.end(), family) == families.end()) continue;
+    if (std::find(families.begin(), families.end(), family) == families.end()) return absl::OkStatus();
     ASSIGN_OR_RETURN(schedules::ScheduleKey key, KeyOfSpec(spec));
     const std::string id = schedules::ShapeKey(key);
     auto [it, fresh] = by_key.try_emplace(id);
@@ -62,6 +60,18 @@ absl::StatusOr<std::vector<TuneUnit>> CollectUnits(const ir::Module& module, con
       u.context = config.context_length;
     }
     u.launches += n;
+    return absl::OkStatus();
+  };
+  for (const auto& [k, n] : launches) {
+    if (k >= lowered.kernels.size()) return absl::InternalError("a decode launch names no kernel");
+    const KernelSpec& spec = lowered.kernels[k];
+    // A join's parts keep their own schedules (of their shapes' entries):
+    // they are tuned as the matvecs they are.
+    if (spec.family == Family::kMatVecJoin) {
+      for (size_t i = 0; i < spec.parts.size(); ++i) RETURN_IF_ERROR(add(codegen::JoinPart(spec, i), n));
+    } else {
+      RETURN_IF_ERROR(add(spec, n));
+    }
   }
   std::vector<TuneUnit> units;
   for (const std::string& id : order) units.push_back(std::move(by_key[id]));

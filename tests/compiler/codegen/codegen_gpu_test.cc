@@ -323,6 +323,63 @@ TEST(CodegenGpu, MatVec8B) {
   }
 }
 
+// Matvec joins (testing::MatVecJoins, with and without programmatic
+// launch): one launch computes every part, as the decode's joined q/k/v
+// projections do: one input row and RMSNorm weight for all parts, each
+// writing its rows of one poisoned output (the qkv scratch). Each part's
+// rows against the reference matvec of that part alone; rows past the
+// parts' must stay poisoned.
+TEST(CodegenGpu, MatVecJoins) {
+  REQUIRE_GPU();
+  std::vector<KernelSpec> specs;
+  for (bool pdl : {false, true})
+    for (KernelSpec j : testing::MatVecJoins()) {
+      j.name += pdl ? "_pdl" : "";
+      j.programmatic_launch = pdl;
+      specs.push_back(j);
+    }
+  Loaded l = Load(gpu, specs);
+  std::mt19937 rng(77);
+  for (const KernelSpec& j : specs) {
+    Buffers bufs(gpu);
+    const int64_t cols = j.parts[0].cols;
+    std::vector<float> x = RandomFloats(rng, cols);
+    std::vector<float> nw = RandomFloats(rng, cols, 0.5f, 1.5f);
+    CUdeviceptr dx = bufs.Upload(x), dnw = bufs.Upload(nw);
+    int64_t rows = 0;
+    for (const KernelSpec& p : j.parts) rows += p.rows;
+    const int64_t kSlack = 64;  // poisoned floats past the last part's rows
+    CUdeviceptr dout = bufs.Poisoned((rows + kSlack) * 4);
+    std::vector<Arg> args;
+    std::vector<std::vector<uint8_t>> w(j.parts.size()), ws(j.parts.size());
+    int64_t row0 = 0;
+    for (size_t i = 0; i < j.parts.size(); ++i) {
+      const KernelSpec& p = j.parts[i];
+      ASSERT_EQ(p.cols, cols);
+      RandomWeights(rng, p.weight, p.rows, p.cols, &w[i], &ws[i]);
+      const CUdeviceptr dw = bufs.Upload(w[i]), dws = ws[i].empty() ? 0 : bufs.Upload(ws[i]);
+      for (Arg a : {P(dw), P(dws), P(dx), P(dnw), P(dout + 4 * row0), I(1)}) args.push_back(a);
+      row0 += p.rows;
+    }
+    Launch(gpu, l, j.name, args, 1);
+    const std::vector<float> got = bufs.Download<float>(dout, rows + kSlack);
+    row0 = 0;
+    for (size_t i = 0; i < j.parts.size(); ++i) {
+      const KernelSpec p = JoinPart(j, i);
+      std::vector<float> want(p.rows);
+      absl::Status st = reference::MatVec(p, w[i].data(), ws[i].data(), x.data(), nw.data(), want.data(), 1, nullptr);
+      ASSERT_TRUE(st.ok()) << st;
+      const std::vector<float> mine(got.begin() + row0, got.begin() + row0 + p.rows);
+      const double err = RelErr(mine, want);
+      EXPECT_LT(err, 1e-4) << p.name;
+      std::printf("%-32s part %zu (%s %lldx%lld) rel err %.2e\n", j.name.c_str(), i, WeightFormatName(p.weight),
+                  static_cast<long long>(p.rows), static_cast<long long>(p.cols), err);
+      row0 += p.rows;
+    }
+    for (int64_t r = rows; r < rows + kSlack; ++r) EXPECT_TRUE(std::isnan(got[r])) << j.name << " wrote row " << r;
+  }
+}
+
 TEST(CodegenGpu, Gemm) {
   REQUIRE_GPU();
   std::vector<KernelSpec> specs;

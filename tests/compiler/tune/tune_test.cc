@@ -3,11 +3,17 @@
 // test kernels (they must assemble, or the GPU test proves nothing).
 #include <unistd.h>
 
+#include <map>
 #include <set>
 
 #include "absl/strings/match.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/pipelines.h"
 #include "compiler/tune/candidates.h"
+#include "models/qwen3_config.h"
+#include "models/qwen3_graph.h"
+#include "passes/pipeline.h"
+#include "tests/models/test_models.h"
 #include "compiler/tune/wire.h"
 #include "compiler/tune/worker_process.h"
 #include "gtest/gtest.h"
@@ -266,6 +272,35 @@ TEST(TuneCandidates, RenamedIdentityPtxIsTheCandidatesOwn) {
     ASSERT_TRUE(absl::StrContains(id->ptx, std::string(kCodeIdentityName) + "(")) << c.schedule;
     EXPECT_EQ(NamedPtx(id->ptx, c.spec.name), *own) << c.spec.name << " [" << c.schedule << "] " << c.variant;
   }
+}
+
+// The tuner times the matvecs of a matvec join (a Q4_K_M layer's q/k and V
+// projections, one launch) as the matvecs they are: the join is no unit,
+// its parts are, each launched once per split layer.
+TEST(TuneCandidates, AJoinsPartsAreTunedAsMatVecs) {
+  models::SynthOptions o;
+  o.recipe = models::Recipe::kQ4_K_M;
+  o.seed = 5;
+  auto f = models::SynthAndOpen(o, "m.gguf");
+  ASSERT_NE(f, nullptr);
+  const models::Qwen3Config c = *models::ReadQwen3Config(*f);
+  auto m = models::BuildQwen3Module(*f, c);
+  ASSERT_TRUE(m.ok()) << m.status();
+  passes::Pipeline p;
+  compiler::BuildPipeline(p);
+  ASSERT_TRUE(p.Run(**m, passes::PassContext{}, {}).ok());
+  absl::StatusOr<std::vector<TuneUnit>> units = CollectUnits(**m, *f, {});
+  ASSERT_TRUE(units.ok()) << units.status();
+  std::map<std::string, int> launches;  // "q4_k 384x256" -> launches a step
+  for (const TuneUnit& u : *units) {
+    EXPECT_NE(u.key.family, "matvec_join");
+    EXPECT_TRUE(u.spec.parts.empty());
+    launches[absl::StrCat(u.key.weight_dtype, " ", u.spec.rows, "x", u.spec.cols)] += u.launches;
+  }
+  // The tiny Q4_K_M: one of its two layers has a Q6_K V.
+  EXPECT_EQ(launches["q4_k 384x256"], 1);
+  EXPECT_EQ(launches["q6_k 128x256"], 1);
+  EXPECT_EQ(launches["q4_k 512x256"], 1);  // the other layer's packed QKV
 }
 
 TEST(TuneWorkerProcess, ATimeoutKillsAndADeathIsReported) {
