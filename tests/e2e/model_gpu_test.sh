@@ -3,8 +3,9 @@
 # synthesize, compile, run with kiln, and compare every logits row with the
 # CPU reference (fp16 KV cache like the GPU) — at prefill and at decode steps
 # deep into the context — and the greedy tokens over 32 steps, on a bundle
-# compiled with --prefill-logits all; with side-by-side decode launches
-# (Q4_K_M) the same bundle on one stream; then the default bundle (last).
+# compiled with --prefill-logits all; with joined decode launches (Q4_K_M)
+# the same model launched apart, side by side and on one stream; then the
+# default bundle (last).
 # usage: model_gpu_test.sh PRESET TYPE PROMPT_TOKENS BOUND
 set -euo pipefail
 PRESET=$1 TYPE=$2 NPROMPT=$3 BOUND=$4
@@ -19,22 +20,36 @@ TOKENS=$(python3 -c "import random; r=random.Random(3); print(','.join(str(r.ran
 CTX=$((NPROMPT + 40))
 echo "$PRESET $TYPE, $NPROMPT prompt tokens"
 check_vs_reference "$W/m.gguf" "$TOKENS" "$NPROMPT" "$CTX" "$BOUND"
-# A bundle whose decode runs a layer's q/k and v projections side by side
-# (Launch.beside_next: Q4_K_M) against the same bundle on one stream: the
-# same kernels on the same inputs, so the same tokens, and logits equal but
-# for the order of split-K atomic adds (1e-4, where a stale V row would be
-# off by its whole size).
+# Decode's q/k and v projections of different weight types (Q4_K_M): by
+# default one launch (a matvec join); --no-matvec-join launches them apart,
+# side by side (Launch.beside_next); with --no-concurrent-launches too, one
+# after another on one stream. The same kernel code on the same inputs, so
+# the same tokens, and logits equal but for the order of split-K atomic adds
+# (1e-4, where a stale, missing or misplaced row would be off by its size).
 "$BIN/kilnc" inspect "$W/m.kiln" > "$W/m.txt"  # a file: grep -q closing a pipe would fail it under pipefail
-if grep -q "beside_next: true" "$W/m.txt"; then
-  "$BIN/kilnc" compile "$W/m.gguf" -o "$W/serial.kiln" --prefill-logits all --no-concurrent-launches >/dev/null
-  "$BIN/kiln" run -b "$W/serial.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX \
-    --dump-logits "$W/serial.npy" > "$W/serial.txt"
-  if ! diff <(tail -n 1 "$W/gpu.txt") <(tail -n 1 "$W/serial.txt"); then
-    echo "beside launches: greedy tokens differ from the one-stream plan's"
+if grep -q "matvec_join" "$W/m.txt"; then
+  for V in "apart:--no-matvec-join" "serial:--no-matvec-join --no-concurrent-launches"; do
+    NAME=${V%%:*}
+    read -r -a FLAGS <<< "${V#*:}"
+    "$BIN/kilnc" compile "$W/m.gguf" -o "$W/$NAME.kiln" --prefill-logits all "${FLAGS[@]}" >/dev/null
+    "$BIN/kilnc" inspect "$W/$NAME.kiln" > "$W/$NAME.txt"
+    if grep -q "matvec_join" "$W/$NAME.txt"; then
+      echo "${FLAGS[*]}: the bundle still has a matvec join"
+      exit 1
+    fi
+    "$BIN/kiln" run -b "$W/$NAME.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX \
+      --dump-logits "$W/$NAME.npy" > "$W/$NAME.out"
+    if ! diff <(tail -n 1 "$W/gpu.txt") <(tail -n 1 "$W/$NAME.out"); then
+      echo "${FLAGS[*]}: greedy tokens differ from the joined bundle's"
+      exit 1
+    fi
+    python3 "$HERE/compare_logits.py" "$W/gpu.npy" "$W/$NAME.npy" 1e-4
+  done
+  if ! grep -q "beside_next: true" "$W/apart.txt"; then
+    echo "--no-matvec-join: no launch runs beside another"
     exit 1
   fi
-  python3 "$HERE/compare_logits.py" "$W/gpu.npy" "$W/serial.npy" 1e-4
-  echo "beside launches: the one-stream plan's greedy tokens and logits"
+  echo "matvec join: the apart (side by side) and one-stream plans' greedy tokens and logits"
 fi
 # --prefill-logits last (the default): each prefill chunk computes its last token's logits
 # only (a one-token matvec on that row). Generation reads nothing else, so
