@@ -177,8 +177,8 @@ absl::Status ValidateMatVec(const KernelSpec& spec, const Target& target) {
 
 // kMatVecJoin: at least two parts, each a valid matvec, that one launch can
 // run: one block size, register cap (.maxnreg), k_split (grid.y) and token
-// count, and both kinds of shared memory of the largest part within the
-// target's limit.
+// count, and the largest static plus the largest dynamic shared memory of
+// the parts (possibly of different parts) within the target's limit.
 absl::Status ValidateMatVecJoin(const KernelSpec& spec, const Target& target) {
   if (spec.parts.size() < 2)
     return Bad(spec, absl::StrCat("a matvec join needs at least 2 parts, has ", spec.parts.size()));

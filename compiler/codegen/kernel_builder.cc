@@ -238,7 +238,7 @@ Value* KernelBuilder::DynamicShared() {
   if (dynamic_shared_ != nullptr) return dynamic_shared_;
   auto* ty = llvm::ArrayType::get(I8(), 0);
   auto* gv = new llvm::GlobalVariable(module_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr,
-                                      absl::StrCat(spec_->name, "_dsmem"), nullptr,
+                                      absl::StrCat(kernel_spec_.name, "_dsmem"), nullptr,
                                       llvm::GlobalValue::NotThreadLocal, 3);
   gv->setAlignment(llvm::Align(16));
   dynamic_shared_ = gv;

@@ -39,7 +39,7 @@ enum class Family {
   kPackQ8_0,         // GGUF Q8_0 blocks -> planar int8 + f16 scales (load)
   kPackQ6_K,         // GGUF Q6_K rows -> kQ6_KPlanar's planes at a row offset (load)
   kCopyRows,         // raw rows into a destination row offset (load: Q/K/V concat, gate/up interleave)
-  kMatVecJoin,       // kMatVec `parts` side by side in one launch: part i's blocks follow part i-1's
+  kMatVecJoin,       // kMatVec `parts` in one launch: part i's blocks follow part i-1's
                      // (decode's q/k and v projections when their weight types differ)
 };
 
@@ -167,8 +167,9 @@ struct KernelSpec {
   bool programmatic_launch = false;  // emit griddepcontrol (sm_90 only)
 
   // kMatVecJoin: the matvecs it runs, each with its own schedule (one block
-  // size and register cap for all: ValidateKernelSpec). Their fields above
-  // are unused; a part's name and programmatic_launch are the join's.
+  // size and register cap for all: ValidateKernelSpec). The join's own
+  // matrix and schedule fields above are unused; JoinPart(join, i) gives
+  // part i its name ("<join>_p<i>") and the join's programmatic_launch.
   std::vector<KernelSpec> parts;
 };
 

@@ -1,10 +1,11 @@
 // Pairs independent neighbours of the decode plan so that one runs beside
 // the other (runtime::Launch.beside_next): today the separate q/k/v
 // projections of a layer whose V has another weight type than Q and K (a
-// Q4_K_M layer with a Q6_K V, which pack-weights cannot concatenate). Both
-// read the layer's input and write disjoint rows of the qkv scratch, so
-// neither depends on the other; in sequence each pays a kernel boundary and
-// its own ramp for a few MB of weights.
+// Q4_K_M layer with a Q6_K V, which pack-weights cannot concatenate) that
+// are not joined into one launch (join_matvecs.h: off, or schedules one
+// launch cannot run). Both read the layer's input and write disjoint rows
+// of the qkv scratch, so neither depends on the other; in sequence each
+// pays a kernel boundary and its own ramp for a few MB of weights.
 #ifndef KILN_COMPILER_LOWER_BESIDE_LAUNCHES_H_
 #define KILN_COMPILER_LOWER_BESIDE_LAUNCHES_H_
 

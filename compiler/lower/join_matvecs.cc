@@ -2,14 +2,18 @@
 
 #include <utility>
 
+#include "compiler/codegen/kernel_abi.h"
+
 namespace kiln::compiler {
 
 using codegen::Family;
 
-bool CanJoin(const codegen::KernelSpec& a, const codegen::KernelSpec& b) {
-  return a.family == Family::kMatVec && b.family == Family::kMatVec && a.matvec.threads == b.matvec.threads &&
-         a.matvec.blocks_per_sm == b.matvec.blocks_per_sm && a.matvec.k_split == b.matvec.k_split &&
-         a.matvec.max_tokens == b.matvec.max_tokens;
+bool CanJoin(const codegen::KernelSpec& a, const codegen::KernelSpec& b, const codegen::Target& target) {
+  codegen::KernelSpec join;
+  join.name = "join";  // validation wants an identifier; Launch names the kernel
+  join.family = Family::kMatVecJoin;
+  join.parts = {a, b};
+  return codegen::ValidateKernelSpec(join, target).ok();
 }
 
 MatVecLaunch Join(MatVecLaunch a, MatVecLaunch b) {

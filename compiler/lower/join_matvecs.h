@@ -4,8 +4,8 @@
 // read the layer's input and write disjoint rows of the qkv scratch, so a
 // block of either needs nothing from the other; one launch spares the
 // boundary between them, and the smaller one's blocks fill the larger's
-// tail. Where their schedules cannot share a launch, they stay two
-// (beside_launches.h runs them side by side).
+// tail. Where the target cannot run their schedules in one launch, they
+// stay two (beside_launches.h runs them side by side).
 #ifndef KILN_COMPILER_LOWER_JOIN_MATVECS_H_
 #define KILN_COMPILER_LOWER_JOIN_MATVECS_H_
 
@@ -17,13 +17,6 @@
 
 namespace kiln::compiler {
 
-// The weight and KV-cache bytes a launch reads (for profiles: Kernel.bytes_read
-// and bytes_read_per_position).
-struct ReadBytes {
-  int64_t bytes = 0;
-  int64_t per_position = 0;
-};
-
 // A matvec launch not yet added to its plan.
 struct MatVecLaunch {
   codegen::KernelSpec spec;
@@ -32,9 +25,10 @@ struct MatVecLaunch {
   ReadBytes read;
 };
 
-// Whether one launch can run both (codegen's kMatVecJoin rules: matvecs on
-// one block size, register cap, k_split and token count).
-bool CanJoin(const codegen::KernelSpec& a, const codegen::KernelSpec& b);
+// Whether one launch can run both on `target`: their join passes
+// codegen::ValidateKernelSpec (matvecs on one block size, register cap,
+// k_split and token count, whose shared memory fits one block).
+bool CanJoin(const codegen::KernelSpec& a, const codegen::KernelSpec& b, const codegen::Target& target);
 
 // The join of a then b: parts {a, b}, a's arguments then b's, the bytes of
 // both. Requires CanJoin.

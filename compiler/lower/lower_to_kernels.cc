@@ -186,9 +186,14 @@ class StepLowering {
     const ir::Attribute* fam = op.attr("family");
     const std::string family = fam ? fam->string_value() : "";
     ASSIGN_OR_RETURN(read_, BytesRead(op));
+    consumed_part_ = false;
     RETURN_IF_ERROR(LowerFamily(op, family));
     // A part counts its bytes when it is launched (QkvPart).
-    return qkv_part ? absl::OkStatus() : NoteBytesRead(read_);
+    if (!qkv_part) return NoteBytesRead(read_);
+    if (!consumed_part_)
+      return absl::InternalError(absl::StrCat("a kernel writing q/k/v rows is not a one-matmul matvec:\n  ",
+                                              ir::PrintOpLine(op)));
+    return absl::OkStatus();
   }
 
   // Decode: a kernel writing its rows of the qkv scratch (PlaceQkvParts).
@@ -202,7 +207,8 @@ class StepLowering {
   // of it. Held until the next kernel: a part after it joins it in one
   // launch (join_matvecs), anything else launches it alone.
   absl::Status QkvPart(MatVecLaunch part) {
-    if (pending_part_ && join_matvecs_ && CanJoin(pending_part_->spec, part.spec)) {
+    consumed_part_ = true;
+    if (pending_part_ && join_matvecs_ && CanJoin(pending_part_->spec, part.spec, ctx_.target())) {
       MatVecLaunch j = Join(*std::move(pending_part_), std::move(part));
       pending_part_.reset();
       RETURN_IF_ERROR(ctx_.Launch(plan_, j.spec, j.args, j.tokens));
@@ -591,6 +597,7 @@ class StepLowering {
   absl::flat_hash_map<const Value*, Location> where_, fixed_;
   std::vector<int> qkv_part_launches_;
   ReadBytes read_;                          // the kernel being lowered
+  bool consumed_part_ = false;              // QkvPart took the kernel being lowered
   std::optional<MatVecLaunch> pending_part_;  // a q/k/v part held for a join
 };
 

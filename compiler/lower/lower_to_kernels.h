@@ -30,8 +30,10 @@ struct LowerOptions {
   // (beside_launches.h); false: one after another on one stream.
   bool concurrent_launches = true;
   // A layer's q/k and v projections of different weight types run as one
-  // launch where their schedules allow (join_matvecs.h); false: apart.
-  bool join_matvecs = true;
+  // launch where the target can run their schedules so (join_matvecs.h);
+  // false: apart. Off until a GPU has run and timed the joins
+  // (bench/logs/2026-12-05-s21/README.md).
+  bool join_matvecs = false;
 };
 
 struct LoweredModel {

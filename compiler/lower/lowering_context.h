@@ -27,6 +27,13 @@ struct Location {
 // The same buffer at the same offset expression.
 bool SameLocation(const Location& a, const Location& b);
 
+// The weight and KV-cache bytes a launch reads (for profiles:
+// Kernel.bytes_read and bytes_read_per_position).
+struct ReadBytes {
+  int64_t bytes = 0;
+  int64_t per_position = 0;
+};
+
 // One launch argument before it is matched to the kernel's parameters.
 struct LaunchArg {
   enum Kind { kPointer, kI32 } kind = kPointer;

@@ -36,6 +36,7 @@ absl::StatusOr<std::vector<TuneUnit>> CollectUnits(const ir::Module& module, con
   compiler::LowerOptions lo;
   ASSIGN_OR_RETURN(lo.target, codegen::Target::FromName(options.target));
   lo.max_prefill_tokens = std::min<int64_t>(lo.max_prefill_tokens, config.context_length);
+  lo.join_matvecs = options.join_matvecs;
   ASSIGN_OR_RETURN(compiler::LoweredModel lowered, compiler::LowerToKernels(module, file, config, vocab, lo));
 
   const std::vector<std::string>& families = options.families.empty() ? TunableFamilies() : options.families;

@@ -75,8 +75,9 @@ class MessageReader {
   std::string buf_;
 };
 
-// A kernel spec as fields "spec.<name>" (every field of kernel_spec.h), and
-// back.
+// A kernel spec as fields "spec.<name>" (every field of kernel_spec.h but
+// a matvec join's parts: the tuner sends a join's parts as the matvecs they
+// are, and a join without them fails the worker's validation), and back.
 void EncodeSpec(const codegen::KernelSpec& spec, Message* message);
 absl::StatusOr<codegen::KernelSpec> DecodeSpec(const Message& message);
 

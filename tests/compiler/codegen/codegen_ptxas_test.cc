@@ -56,10 +56,14 @@ void CheckPtxas(const std::vector<KernelSpec>& specs, const Target& target) {
   }
 }
 
-// A matvec join's block runs one part, so it needs the registers of its
-// hungriest part, not their sum: ptxas allocates the join within a few of
-// that (the 8B q/k + v join and the others of MatVecJoins on sm_90).
-TEST(CodegenPtxas, MatVecJoinTakesTheRegistersOfItsLargestPart) {
+// A matvec join's block runs one part, so it needs about the registers of
+// its hungriest part: ptxas counts a function's largest need over its
+// paths, and this fails if the join's code made one part's path hungrier
+// than that part alone (LLVM hoisting or sharing values across the parts'
+// branches). On the 8B q/k + v join ptxas took 125 registers where the q/k
+// part alone takes 143 (2 blocks an SM instead of 1): the join's code is
+// not the parts' standalone code, and only the GPU can say which is faster.
+TEST(CodegenPtxas, MatVecJoinTakesTheRegistersOfItsLargestPartSm90) {
   if (!FindPtxas()) GTEST_SKIP() << "ptxas not installed";
   std::vector<KernelSpec> specs = testing::MatVecJoins();
   const size_t joins = specs.size();

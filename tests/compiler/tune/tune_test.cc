@@ -7,17 +7,21 @@
 #include <set>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/lower/lower_to_kernels.h"
 #include "compiler/pipelines.h"
 #include "compiler/tune/candidates.h"
-#include "models/qwen3_config.h"
-#include "models/qwen3_graph.h"
-#include "passes/pipeline.h"
-#include "tests/models/test_models.h"
 #include "compiler/tune/wire.h"
 #include "compiler/tune/worker_process.h"
 #include "gtest/gtest.h"
+#include "models/qwen3_config.h"
+#include "models/qwen3_graph.h"
+#include "models/vocab_from_gguf.h"
+#include "passes/pipeline.h"
+#include "schedules/schedules.h"
 #include "schedules/tuning.h"
+#include "tests/models/test_models.h"
 
 namespace kiln::tune {
 namespace {
@@ -275,8 +279,9 @@ TEST(TuneCandidates, RenamedIdentityPtxIsTheCandidatesOwn) {
 }
 
 // The tuner times the matvecs of a matvec join (a Q4_K_M layer's q/k and V
-// projections, one launch) as the matvecs they are: the join is no unit,
-// its parts are, each launched once per split layer.
+// projections, one launch) as the matvecs they are: lowered with joins, the
+// decode plan launches a join, and the units are those of the lowering
+// without (the same keys, specs and launches a step).
 TEST(TuneCandidates, AJoinsPartsAreTunedAsMatVecs) {
   models::SynthOptions o;
   o.recipe = models::Recipe::kQ4_K_M;
@@ -289,18 +294,32 @@ TEST(TuneCandidates, AJoinsPartsAreTunedAsMatVecs) {
   passes::Pipeline p;
   compiler::BuildPipeline(p);
   ASSERT_TRUE(p.Run(**m, passes::PassContext{}, {}).ok());
-  absl::StatusOr<std::vector<TuneUnit>> units = CollectUnits(**m, *f, {});
-  ASSERT_TRUE(units.ok()) << units.status();
-  std::map<std::string, int> launches;  // "q4_k 384x256" -> launches a step
-  for (const TuneUnit& u : *units) {
-    EXPECT_NE(u.key.family, "matvec_join");
-    EXPECT_TRUE(u.spec.parts.empty());
-    launches[absl::StrCat(u.key.weight_dtype, " ", u.spec.rows, "x", u.spec.cols)] += u.launches;
-  }
-  // The tiny Q4_K_M: one of its two layers has a Q6_K V.
-  EXPECT_EQ(launches["q4_k 384x256"], 1);
-  EXPECT_EQ(launches["q6_k 128x256"], 1);
-  EXPECT_EQ(launches["q4_k 512x256"], 1);  // the other layer's packed QKV
+  compiler::LowerOptions lo;
+  lo.join_matvecs = true;
+  absl::StatusOr<compiler::LoweredModel> lowered =
+      compiler::LowerToKernels(**m, *f, c, *models::ReadVocab(*f), lo);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  int joins = 0;
+  for (const runtime::Launch& l : lowered->manifest.decode().launches())
+    joins += lowered->kernels[l.kernel()].family == codegen::Family::kMatVecJoin;
+  EXPECT_EQ(joins, 1);  // the tiny Q4_K_M: one of its two layers has a Q6_K V
+  CollectOptions with, without;
+  with.join_matvecs = true;
+  absl::StatusOr<std::vector<TuneUnit>> joined = CollectUnits(**m, *f, with);
+  absl::StatusOr<std::vector<TuneUnit>> apart = CollectUnits(**m, *f, without);
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  ASSERT_TRUE(apart.ok()) << apart.status();
+  auto describe = [](const std::vector<TuneUnit>& units) {
+    std::vector<std::string> out;
+    for (const TuneUnit& u : units)
+      out.push_back(absl::StrCat(schedules::ShapeKey(u.key), " ", u.launches, " ", u.spec.matvec.threads, " ",
+                                 static_cast<int>(u.spec.prologue), " ", u.spec.parts.size()));
+    return out;
+  };
+  EXPECT_EQ(describe(*joined), describe(*apart));
+  std::set<std::string> keys;
+  for (const TuneUnit& u : *joined) keys.insert(absl::StrCat(u.key.weight_dtype, " ", u.spec.rows, "x", u.spec.cols));
+  EXPECT_TRUE(keys.count("q4_k 384x256") && keys.count("q6_k 128x256")) << absl::StrJoin(keys, ", ");
 }
 
 TEST(TuneWorkerProcess, ATimeoutKillsAndADeathIsReported) {
