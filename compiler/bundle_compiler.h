@@ -19,7 +19,7 @@ struct BundleOptions {
   bool cubin = true;              // assemble with ptxas when it is installed
   bool programmatic_launch = true;  // where the target has griddepcontrol (sm_90)
   bool concurrent_launches = true;  // LowerOptions::concurrent_launches
-  bool join_matvecs = false;        // LowerOptions::join_matvecs
+  bool join_matvecs = true;         // LowerOptions::join_matvecs
 };
 
 struct BundleSummary {

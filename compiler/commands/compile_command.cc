@@ -30,8 +30,8 @@ ABSL_FLAG(std::string, prefill_logits, "last",
           "last: a prefill leaves the logits of its last token only; all: of every prompt token");
 ABSL_FLAG(bool, no_concurrent_launches, false,
           "run every decode launch on one stream, none beside another (independent q/k/v projections)");
-ABSL_FLAG(bool, matvec_join, false,
-          "launch a layer's q/k and v projections of different weight types as one matvec join");
+ABSL_FLAG(bool, no_matvec_join, false,
+          "launch a layer's q/k and v projections of different weight types apart, not as one matvec join");
 ABSL_FLAG(bool, no_programmatic_launch, false,
           "emit no griddepcontrol: each kernel starts after the previous one ends (sm_90)");
 
@@ -63,13 +63,12 @@ weight data: the bundle binds to the GGUF's tensors by name, type and shape.
                          --dump-logits feeds the prompt a token at a time);
                          all: the logits of every prompt token, which a
                          prefill's --dump-logits reads in one pass
-  --matvec-join          decode launches a layer's q/k and v projections that
+  --no-matvec-join       decode launches a layer's q/k and v projections that
                          could not be packed into one matvec (a V of another
-                         weight type, as in Q4_K_M) as one kernel (a matvec
-                         join) wherever the target can run their schedules
-                         in one launch (one block size, register cap, k_split;
-                         shared memory); off by default until measured on a
-                         GPU (bench/logs/2026-12-05-s21)
+                         weight type, as in Q4_K_M) as two matvecs; by default
+                         they are one kernel (a matvec join) wherever the
+                         target can run their schedules in one launch (one
+                         block size, register cap, k_split; shared memory)
   --no-concurrent-launches  decode runs every launch after the previous one
                          on one stream; by default projections launched as
                          two matvecs run side by side
@@ -81,7 +80,7 @@ weight data: the bundle binds to the GGUF's tensors by name, type and shape.
 }  // namespace
 
 int RunCompile(const std::vector<std::string>& args) {
-  ParsedArgs parsed = ParseArgs("compile", args, kCompileUsage, {"model", "output", "target", "schedules", "dump_dir", "stop_after", "print_after_all", "disable_passes", "time_passes", "prefill_logits", "no_concurrent_launches", "matvec_join", "no_programmatic_launch"});
+  ParsedArgs parsed = ParseArgs("compile", args, kCompileUsage, {"model", "output", "target", "schedules", "dump_dir", "stop_after", "print_after_all", "disable_passes", "time_passes", "prefill_logits", "no_concurrent_launches", "no_matvec_join", "no_programmatic_launch"});
   if (parsed.exit_code) return *parsed.exit_code;
   const auto start = std::chrono::steady_clock::now();
   if (absl::Status s = CheckPositionals(parsed.positional, ModelPositionals()); !s.ok()) return Fail("compile", s);
@@ -146,7 +145,7 @@ int RunCompile(const std::vector<std::string>& args) {
   bo.dump_dir = po.dump_dir;
   bo.programmatic_launch = !absl::GetFlag(FLAGS_no_programmatic_launch);
   bo.concurrent_launches = !absl::GetFlag(FLAGS_no_concurrent_launches);
-  bo.join_matvecs = absl::GetFlag(FLAGS_matvec_join);
+  bo.join_matvecs = !absl::GetFlag(FLAGS_no_matvec_join);
   auto done = CompileBundle(**module, **file, *config, bo, output);
   if (!done.ok()) return Fail("compile", done.status());
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

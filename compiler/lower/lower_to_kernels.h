@@ -31,9 +31,9 @@ struct LowerOptions {
   bool concurrent_launches = true;
   // A layer's q/k and v projections of different weight types run as one
   // launch where the target can run their schedules so (join_matvecs.h);
-  // false: apart. Off until a GPU has run and timed the joins
-  // (bench/logs/2026-12-05-s21/README.md).
-  bool join_matvecs = false;
+  // false: apart (bench/RESULTS.md, 2026-12-05: 0.002-0.003 ms a token
+  // slower on the 8B Q4_K_M, H200).
+  bool join_matvecs = true;
 };
 
 struct LoweredModel {

@@ -36,7 +36,7 @@ struct TuneUnit {
 struct CollectOptions {
   std::string target = "sm_90";
   std::vector<std::string> families;  // empty: every tunable family
-  bool join_matvecs = false;          // compiler::LowerOptions::join_matvecs
+  bool join_matvecs = true;           // compiler::LowerOptions::join_matvecs
 };
 
 // Lowers `module` (after the pass pipeline, compiler/pipelines.h) and

@@ -40,10 +40,11 @@ check "Q8_0 weights are packed at load" grep -q "pack_q8_0" "$T/c_Q8_0.txt"
 # decode writes them there directly.
 check "prefill assembles split q/k/v with copies" \
   bash -c "awk '/^prefill \\{/,/^decode \\{/' '$T/c_Q4_K_M.txt' | grep -q 'copy_rows'"
-# Decode runs such a layer's Q6_K V matvec beside its Q4_K q/k matvec: the
-# smaller first, marked beside_next; --no-concurrent-launches: none.
-# --matvec-join: one launch (kernel matvec_join_q4_k_384x256_q6_kp_128x256),
-# no separate q/k or V matvec, reading the bytes of both.
+# Decode runs such a layer's Q4_K q/k and Q6_K V matvecs as one launch
+# (kernel matvec_join_q4_k_384x256_q6_kp_128x256), no separate q/k or V
+# matvec, reading the bytes of both; --no-matvec-join: two launches, the
+# smaller (V) first beside the q/k one (beside_next); and
+# --no-concurrent-launches too: none beside another.
 # decode_launches F: one line per decode launch, its kernel and 1 if
 # beside_next (kernel 0, the text format's default, prints no kernel line).
 decode_launches() {
@@ -55,19 +56,19 @@ bytes_read() {
   awk -v n="$2" '/^kernels \{/ { k = "" } /^  name: / { k = $2 } /^  bytes_read: / && index(k, "\"" n) == 1 { print $2 }' "$1"
 }
 decode_launches "$T/c_Q4_K_M.txt" > "$T/c_Q4_K_M.launches"
-check "decode runs a split layer's V projection beside its q/k projection" \
-  bash -c "! grep -q matvec_join '$T/c_Q4_K_M.txt' && grep -A1 \"matvec_q6_kp_128x256_[0-9]*' 1\$\" '$T/c_Q4_K_M.launches' | tail -n 1 | grep -q \"matvec_q4_k_384x256_[0-9]*' 0\$\""
-check "--no-concurrent-launches: no launch beside another" \
-  bash -c "'$KILNC' compile '$T/c_Q4_K_M.gguf' -o '$T/c_serial.kiln' --no-concurrent-launches 2>/dev/null && '$KILNC' inspect '$T/c_serial.kiln' > '$T/c_serial.txt' && grep -q 'matvec_q6_kp_128x256' '$T/c_serial.txt' && ! grep -q beside_next '$T/c_serial.txt'"
-"$KILNC" compile "$T/c_Q4_K_M.gguf" -o "$T/c_join.kiln" --matvec-join 2>/dev/null
-"$KILNC" inspect "$T/c_join.kiln" > "$T/c_join.txt"
-decode_launches "$T/c_join.txt" > "$T/c_join.launches"
-check "--matvec-join: a split layer's q/k and V projections are one launch" \
-  bash -c "grep -q \"matvec_join_q4_k_384x256_q6_kp_128x256_[0-9]*' 0\$\" '$T/c_join.launches' && ! grep -q 'matvec_q6_kp_128x256\\|matvec_q4_k_384x256\\| 1\$' '$T/c_join.launches'"
-JOIN_BYTES=$(bytes_read "$T/c_join.txt" matvec_join_q4_k_384x256_q6_kp_128x256)
-PART_BYTES=$(( $(bytes_read "$T/c_Q4_K_M.txt" matvec_q4_k_384x256) + $(bytes_read "$T/c_Q4_K_M.txt" matvec_q6_kp_128x256) ))
-check "--matvec-join: the join reads the bytes of both projections ($JOIN_BYTES = $PART_BYTES)" \
+check "decode joins a split layer's q/k and V projections in one launch" \
+  bash -c "grep -q \"matvec_join_q4_k_384x256_q6_kp_128x256_[0-9]*' 0\$\" '$T/c_Q4_K_M.launches' && ! grep -q 'matvec_q6_kp_128x256\\|matvec_q4_k_384x256\\| 1\$' '$T/c_Q4_K_M.launches'"
+"$KILNC" compile "$T/c_Q4_K_M.gguf" -o "$T/c_apart.kiln" --no-matvec-join 2>/dev/null
+"$KILNC" inspect "$T/c_apart.kiln" > "$T/c_apart.txt"
+decode_launches "$T/c_apart.txt" > "$T/c_apart.launches"
+check "--no-matvec-join: the V projection beside the q/k projection" \
+  bash -c "! grep -q matvec_join '$T/c_apart.txt' && grep -A1 \"matvec_q6_kp_128x256_[0-9]*' 1\$\" '$T/c_apart.launches' | tail -n 1 | grep -q \"matvec_q4_k_384x256_[0-9]*' 0\$\""
+JOIN_BYTES=$(bytes_read "$T/c_Q4_K_M.txt" matvec_join_q4_k_384x256_q6_kp_128x256)
+PART_BYTES=$(( $(bytes_read "$T/c_apart.txt" matvec_q4_k_384x256) + $(bytes_read "$T/c_apart.txt" matvec_q6_kp_128x256) ))
+check "the join reads the bytes of both projections ($JOIN_BYTES = $PART_BYTES)" \
   test "${JOIN_BYTES:-0}" -gt 0 -a "${JOIN_BYTES:-0}" -eq "$PART_BYTES"
+check "--no-matvec-join --no-concurrent-launches: no launch beside another" \
+  bash -c "'$KILNC' compile '$T/c_Q4_K_M.gguf' -o '$T/c_serial.kiln' --no-matvec-join --no-concurrent-launches 2>/dev/null && '$KILNC' inspect '$T/c_serial.kiln' > '$T/c_serial.txt' && grep -q 'matvec_q6_kp_128x256' '$T/c_serial.txt' && ! grep -q beside_next '$T/c_serial.txt'"
 # Its Q6_K matrices are split into planes at load (q6_k_split) and read as
 # q6_kp, the tied LM head's too; embed keeps reading the table as stored.
 check "Q6_K matrices are packed planar at load" \

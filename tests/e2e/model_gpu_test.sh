@@ -3,9 +3,9 @@
 # synthesize, compile, run with kiln, and compare every logits row with the
 # CPU reference (fp16 KV cache like the GPU) — at prefill and at decode steps
 # deep into the context — and the greedy tokens over 32 steps, on a bundle
-# compiled with --prefill-logits all; with side-by-side decode launches
-# (Q4_K_M) the same model on one stream and with those launches joined
-# (--matvec-join); then the default bundle (last).
+# compiled with --prefill-logits all; with joined decode launches (Q4_K_M)
+# the same model launched apart, side by side and on one stream; then the
+# default bundle (last).
 # usage: model_gpu_test.sh PRESET TYPE PROMPT_TOKENS BOUND
 set -euo pipefail
 PRESET=$1 TYPE=$2 NPROMPT=$3 BOUND=$4
@@ -21,32 +21,36 @@ CTX=$((NPROMPT + 40))
 echo "$PRESET $TYPE, $NPROMPT prompt tokens"
 check_vs_reference "$W/m.gguf" "$TOKENS" "$NPROMPT" "$CTX" "$BOUND"
 # Decode's q/k and v projections of different weight types (Q4_K_M): by
-# default two launches side by side (Launch.beside_next); with
-# --no-concurrent-launches one after another on one stream; with
-# --matvec-join one launch (a matvec join, which the bundle must then
-# have). The same matvec code on the same inputs, so the same tokens, and
-# logits equal but for the order of split-K atomic adds (1e-4, where a
-# stale, missing or misplaced row would be off by its size).
+# default one launch (a matvec join); --no-matvec-join launches them apart,
+# side by side (Launch.beside_next, which that bundle must then have); with
+# --no-concurrent-launches too, one after another on one stream. The same
+# matvec code on the same inputs, so the same tokens, and logits equal but
+# for the order of split-K atomic adds (1e-4, where a stale, missing or
+# misplaced row would be off by its size).
 "$BIN/kilnc" inspect "$W/m.kiln" > "$W/m.txt"  # a file: grep -q closing a pipe would fail it under pipefail
-if grep -q "beside_next: true" "$W/m.txt"; then
-  for V in "serial:--no-concurrent-launches" "join:--matvec-join"; do
+if grep -q "matvec_join" "$W/m.txt"; then
+  for V in "apart:--no-matvec-join" "serial:--no-matvec-join --no-concurrent-launches"; do
     NAME=${V%%:*}
-    FLAG=${V#*:}
-    "$BIN/kilnc" compile "$W/m.gguf" -o "$W/$NAME.kiln" --prefill-logits all "$FLAG" >/dev/null
+    read -r -a FLAGS <<< "${V#*:}"
+    "$BIN/kilnc" compile "$W/m.gguf" -o "$W/$NAME.kiln" --prefill-logits all "${FLAGS[@]}" >/dev/null
     "$BIN/kilnc" inspect "$W/$NAME.kiln" > "$W/$NAME.txt"
-    if [ "$NAME" = join ] && ! grep -q "matvec_join" "$W/$NAME.txt"; then
-      echo "$FLAG: the bundle has no matvec join"
+    if grep -q "matvec_join" "$W/$NAME.txt"; then
+      echo "${FLAGS[*]}: the bundle still has a matvec join"
       exit 1
     fi
     "$BIN/kiln" run -b "$W/$NAME.kiln" -m "$W/m.gguf" --tokens "$TOKENS" -n 32 --ignore-eos -c $CTX \
       --dump-logits "$W/$NAME.npy" > "$W/$NAME.out"
     if ! diff <(tail -n 1 "$W/gpu.txt") <(tail -n 1 "$W/$NAME.out"); then
-      echo "$FLAG: greedy tokens differ from the side-by-side plan's"
+      echo "${FLAGS[*]}: greedy tokens differ from the joined bundle's"
       exit 1
     fi
     python3 "$HERE/compare_logits.py" "$W/gpu.npy" "$W/$NAME.npy" 1e-4
   done
-  echo "beside launches: the one-stream and the joined plans' greedy tokens and logits"
+  if ! grep -q "beside_next: true" "$W/apart.txt"; then
+    echo "--no-matvec-join: no launch runs beside another"
+    exit 1
+  fi
+  echo "matvec join: the apart (side by side) and one-stream plans' greedy tokens and logits"
 fi
 # --prefill-logits last (the default): each prefill chunk computes its last token's logits
 # only (a one-token matvec on that row). Generation reads nothing else, so

@@ -305,6 +305,7 @@ TEST(TuneCandidates, AJoinsPartsAreTunedAsMatVecs) {
   EXPECT_EQ(joins, 1);  // the tiny Q4_K_M: one of its two layers has a Q6_K V
   CollectOptions with, without;
   with.join_matvecs = true;
+  without.join_matvecs = false;
   absl::StatusOr<std::vector<TuneUnit>> joined = CollectUnits(**m, *f, with);
   absl::StatusOr<std::vector<TuneUnit>> apart = CollectUnits(**m, *f, without);
   ASSERT_TRUE(joined.ok()) << joined.status();
