@@ -10,7 +10,10 @@
 #   VARIANT as tools/gpu_ab.sh takes it, with %W for the folder the
 #   variants are unpacked into and %B for the staged bin/ (%T stays: the type).
 # env: KILN_CALL_TESTS  ctest arguments (default "-j4 -E deep"; "" runs no test)
-#      KILN_CALL_TEST_TIMEOUT, KILN_CALL_AB_TIMEOUT  seconds (default 200, 350)
+#      KILN_CALL_TEST_TIMEOUT, KILN_CALL_AB_TIMEOUT  seconds (default 420, 350;
+#      the non-deep tests took ~270 s with -j4 in session 21, codegen_gpu_test
+#      the longest: 200 s cut it; a call with an A/B after the tests should
+#      lower one of them to stay under the device's 600 s a command)
 #      KILN_CALL_WORK  the A/B's folder (default /tmp/kiln-gpu/ab, which
 #      tools/gpu_check.sh clears: name another to keep models made before)
 #      KILN_AB_ROUNDS (default 2), KILN_BENCH_ARGS (default --prompt-lengths 64
@@ -25,7 +28,7 @@ TESTS=${KILN_CALL_TESTS--j4 -E deep}
 # gpu_check.sh unpacks the staged binaries, so it runs even with no test.
 [ -n "$TESTS" ] || TESTS="-R ^no-test$"
 # shellcheck disable=SC2086  # TESTS is a list of ctest arguments
-KILN_BENCH_TYPES= timeout "${KILN_CALL_TEST_TIMEOUT:-200}" bash tools/gpu_check.sh "$L" $TESTS > "$L/check.txt" 2>&1
+KILN_BENCH_TYPES= timeout "${KILN_CALL_TEST_TIMEOUT:-420}" bash tools/gpu_check.sh "$L" $TESTS > "$L/check.txt" 2>&1
 # Each stage's summary reaches $OUT as soon as it is written (the A/B's as
 # it goes), so a call cut short by the device's limit still returns what
 # finished.
