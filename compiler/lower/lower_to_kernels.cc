@@ -181,7 +181,8 @@ class StepLowering {
     }
     // A q/k/v part waits for the next kernel, which may join it; any other
     // kernel launches it first.
-    ASSIGN_OR_RETURN(const bool qkv_part, IsQkvPart(op));
+    ASSIGN_OR_RETURN(qkv_part_, IsQkvPart(op));
+    const bool qkv_part = qkv_part_;
     if (!qkv_part) RETURN_IF_ERROR(FlushPendingPart());
     const ir::Attribute* fam = op.attr("family");
     const std::string family = fam ? fam->string_value() : "";
@@ -345,8 +346,7 @@ class StepLowering {
     }
     if (one_token) s.matvec.max_tokens = 1;
     std::vector<LaunchArg> args = {Ptr(wl), Ptr(scales), Ptr(xl), Ptr(norm_w), Ptr(out), I32(tokens)};
-    ASSIGN_OR_RETURN(const bool qkv_part, IsQkvPart(k));
-    if (qkv_part) return QkvPart({s, std::move(args), tokens, read_});
+    if (qkv_part_) return QkvPart({s, std::move(args), tokens, read_});
     return ctx_.Launch(plan_, s, args, tokens);
   }
 
@@ -597,6 +597,7 @@ class StepLowering {
   absl::flat_hash_map<const Value*, Location> where_, fixed_;
   std::vector<int> qkv_part_launches_;
   ReadBytes read_;                          // the kernel being lowered
+  bool qkv_part_ = false;                   // the kernel being lowered writes q/k/v rows (IsQkvPart)
   bool consumed_part_ = false;              // QkvPart took the kernel being lowered
   std::optional<MatVecLaunch> pending_part_;  // a q/k/v part held for a join
 };
