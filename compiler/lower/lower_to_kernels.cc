@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string_view>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/codegen/kernel_spec_fields.h"
 #include "compiler/lower/beside_launches.h"
 #include "compiler/lower/join_matvecs.h"
 #include "compiler/lower/lower_load.h"
@@ -58,47 +60,21 @@ const Op* FindIn(const Op& kernel, ir::OpKind kind, int nth = 0) {
   return nullptr;
 }
 
-// Copies the schedule dict's fields that exist in the codegen structs.
+// Copies the schedule dict's fields into the spec's schedules, each by its
+// name in kernel_spec_fields.h (select-schedules writes them under those
+// names, schedule.proto's); a name several schedules share (threads) goes to
+// each, and only the kernel's family reads its own.
 void ApplySchedule(const Op& kernel, KernelSpec& s) {
   const ir::Attribute* a = kernel.attr("schedule");
   if (a == nullptr || a->kind() != ir::Attribute::Kind::kDict) return;
-  auto get = [&](const char* name, auto& field) {
+  auto get = [&](std::string_view name, auto& field) {
     if (const ir::Attribute* f = a->dict().Find(name); f && f->kind() == ir::Attribute::Kind::kInt)
       field = static_cast<std::remove_reference_t<decltype(field)>>(f->int_value());
   };
-  get("threads", s.matvec.threads);
-  get("rows_per_block", s.matvec.rows_per_block);
-  get("vector_bytes", s.matvec.vector_bytes);
-  get("k_split", s.matvec.k_split);
-  get("unroll", s.matvec.unroll);
-  get("row_groups", s.matvec.row_groups);
-  get("stage_all", s.matvec.stage_all);
-  get("int8_activations", s.matvec.int8_activations);
-  get("row_tiles", s.matvec.row_tiles);
-  get("stream_stages", s.matvec.stream_stages);
-  get("release_early", s.matvec.release_early);
-  get("pipeline_loads", s.matvec.pipeline_loads);
-  get("pipeline_rows", s.matvec.pipeline_rows);
-  get("blocks_per_sm", s.matvec.blocks_per_sm);
-  get("warp_reduce", s.matvec.warp_reduce);
-  get("tile_m", s.gemm.tile_m);
-  get("tile_n", s.gemm.tile_n);
-  get("tile_k", s.gemm.tile_k);
-  get("threads", s.gemm.threads);
-  get("stages", s.gemm.stages);
-  get("tensor_cores", s.gemm.tensor_cores);
-  get("threads", s.attention.threads);
-  get("split_positions", s.attention.split_positions);
-  get("max_splits", s.attention.max_splits);
-  get("min_split_positions", s.attention.min_split_positions);
-  get("blocks_per_sm", s.attention.blocks_per_sm);
-  get("release_after_wait", s.attention.release_after_wait);
-  get("query_block", s.attention.query_block);
-  get("key_block", s.attention.key_block);
-  get("stage_keys", s.attention.stage_keys);
-  get("threads", s.elementwise.threads);
-  get("block_cols", s.elementwise.block_cols);
-  get("max_blocks", s.elementwise.max_blocks);
+  codegen::VisitMatVecScheduleFields(s.matvec, get);
+  codegen::VisitGemmScheduleFields(s.gemm, get);
+  codegen::VisitAttentionScheduleFields(s.attention, get);
+  codegen::VisitElementwiseScheduleFields(s.elementwise, get);
 }
 
 class StepLowering {
