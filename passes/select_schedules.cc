@@ -91,7 +91,8 @@ void AddFields(const google::protobuf::Message& m, const std::string& family, At
     const std::string& n = f->name();
     if (family == "attention_decode" && (n == "query_block" || n == "key_block" || n == "stage_keys")) continue;
     if (family == "attention_prefill" && (n == "split_positions" || n == "max_splits" || n == "min_split_positions" ||
-                                          n == "blocks_per_sm" || n == "release_after_wait"))
+                                          n == "blocks_per_sm" || n == "release_after_wait" ||
+                                          n == "keys_in_flight" || n == "value_bytes_in_flight"))
       continue;
     if (family != "argmax" && (n == "block_cols" || n == "max_blocks")) continue;
     if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32)

@@ -20,14 +20,14 @@
 //     barrier, so its own loads of the row see it. The cache is then read
 //     with plain (coherent) loads, never ld.global.nc.
 //  1. q (pre-scaled by attn_scale*log2 e) into shared memory; lanes take
-//     16-byte slices of key rows (a row per D*elem/16 lanes, kKeysInFlight
+//     16-byte slices of key rows (a row per D*elem/16 lanes, keys_in_flight
 //     rows per lane in flight) and form the group's scores in the log2
 //     domain.
 //  2. Block max: each warp's maximum per query head into wmax, one barrier
 //     (which also publishes the scores), every thread takes the maximum M;
 //     p = ex2(score - M) in place, one barrier.
 //  3. Threads take (key row lane, 4 dims) and accumulate p * V and the sum
-//     of p per row lane, kValueBytesInFlight per thread in flight (8 f16
+//     of p per row lane, value_bytes_in_flight per thread in flight (8 f16
 //     rows, 4 f32); the first round's loads are issued before step 1's key
 //     loads, so their round trip overlaps the scores and the softmax. One
 //     barrier, then the row lanes' acc and p sums add up. (Block reductions
@@ -49,6 +49,7 @@
 //     up through shared memory).
 // Positions past max_splits*split_positions are not attended: the cache
 // capacity C must not exceed that product.
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -63,13 +64,12 @@ using llvm::Value;
 
 namespace {
 constexpr float kLog2e = 1.4426950408889634f;
-// K rows each lane has in flight in the score loop: eight took the Qwen3-8B
-// f16 kernel from 123 to 130 registers on sm_90 (ptxas 13), past the 128
-// that four 128-thread (or two 256-thread) blocks per SM allow.
-constexpr int kKeysInFlight = 4;
-// V bytes each thread has in flight in the p*V loop (4 dims of a row per
-// load): 8 f16 rows cost no registers over 4; 8 f32 rows cost ~20-26.
-constexpr int kValueBytesInFlight = 64;
+// The schedule's keys_in_flight (K rows a lane has in flight in the score
+// loop; 4 by default: eight took the Qwen3-8B f16 kernel from 123 to 130
+// registers on sm_90, ptxas 13, past the 128 that four 128-thread or two
+// 256-thread blocks per SM allow) and value_bytes_in_flight (V bytes a
+// thread has in flight in the p*V loop, 4 dims of a row a load; 64 by
+// default: 8 f16 rows cost no registers over 4, 8 f32 rows ~20-26).
 // 16-byte record loads each thread has in flight in the merge.
 constexpr int kRecordLoadsInFlight = 8;
 // The longest context (L = pos + 1) whose K/V rows a split prefetches into
@@ -473,7 +473,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
       kb.Barrier();
     }
     // 3 (first round, issued now). p * V: thread = (row lane rl, dims
-    // 4dc..4dc+3), kValueBytesInFlight / (4 * eb) rows per thread per
+    // 4dc..4dc+3), value_bytes_in_flight / (4 * eb) rows per thread per
     // round, their loads issued together; rows past n are clamped and
     // weighted 0. V does not depend on the scores, so the first round's
     // loads go out before the key loads: its round trip overlaps theirs and
@@ -482,7 +482,7 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     Value* rl = b.CreateUDiv(tid, i32c(TR));
     Value* dc = b.CreateURem(tid, i32c(TR));
     Value* vc = kb.Param("v_cache");
-    const int VU = kValueBytesInFlight / (4 * eb);
+    const int VU = std::max(1, spec.attention.value_bytes_in_flight / (4 * eb));
     struct ValueRound {
       std::vector<std::vector<Value*>> raw;
       std::vector<Value*> ok, jc;
@@ -506,12 +506,12 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     };
     const int KL = D * eb / 16;  // lanes that read one key row, 16 bytes each
     if (KL <= kWarp && (KL & (KL - 1)) == 0) {
-      // KL lanes per key, 32/KL keys per warp and kKeysInFlight of them per
+      // KL lanes per key, 32/KL keys per warp and keys_in_flight of them per
       // lane in flight: every load is 16 bytes and a row is read by
       // consecutive lanes (coalesced). Each lane keeps its slice of the
       // group's q in registers; the dot is finished by xor shuffles within
       // the KL lanes (all of them end with the sum).
-      const int KPW = kWarp / KL, E = 16 / eb, U = kKeysInFlight;
+      const int KPW = kWarp / KL, E = 16 / eb, U = spec.attention.keys_in_flight;
       Value* key_lane = b.CreateUDiv(lane, i32c(KL));
       Value* part = b.CreateURem(lane, i32c(KL));
       Value* dim0 = b.CreateMul(part, i32c(E));

@@ -281,6 +281,11 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
       return Bad(spec, "attention.min_split_positions must be in [1, split_positions]");
     if (s = CheckBlocksPerSm(spec, a.blocks_per_sm, a.threads, "attention"); !s.ok()) return s;
     if (a.stage_keys) return Bad(spec, "attention.stage_keys is a prefill attention field");
+    if (a.keys_in_flight < 1 || a.keys_in_flight > 16)
+      return Bad(spec, absl::StrCat("attention.keys_in_flight = ", a.keys_in_flight, " must be in [1, 16]"));
+    if (a.value_bytes_in_flight < 16 || a.value_bytes_in_flight > 256 || a.value_bytes_in_flight % 16 != 0)
+      return Bad(spec, absl::StrCat("attention.value_bytes_in_flight = ", a.value_bytes_in_flight,
+                                    " must be a multiple of 16 in [16, 256] (whole rows of 4 f32 or f16 dims)"));
     // Without griddepcontrol it is the same kernel: the tuner would time it twice.
     if (a.release_after_wait && !spec.programmatic_launch)
       return Bad(spec, "attention.release_after_wait needs programmatic launch (griddepcontrol, sm_90)");

@@ -114,6 +114,8 @@ struct AttentionSchedule {
   // decode, programmatic launch: dependents released right after the wait
   // (their blocks' first weight loads overlap this kernel), not at the stores
   bool release_after_wait = false;
+  int keys_in_flight = 4;          // decode: K rows a lane has in flight in the score loop
+  int value_bytes_in_flight = 64;  // decode: V bytes a thread has in flight in the p*V loop
   int query_block = 64;          // prefill query tile (queries per block)
   int key_block = 64;            // prefill with stage_keys: K/V rows per shared-memory tile
   bool stage_keys = false;       // prefill: K/V tiles in shared memory, shared by the block's warps

@@ -53,6 +53,8 @@ void VisitAttentionScheduleFields(Schedule& a, F&& f) {
   f("min_split_positions", a.min_split_positions);
   f("blocks_per_sm", a.blocks_per_sm);
   f("release_after_wait", a.release_after_wait);
+  f("keys_in_flight", a.keys_in_flight);
+  f("value_bytes_in_flight", a.value_bytes_in_flight);
   f("query_block", a.query_block);
   f("key_block", a.key_block);
   f("stage_keys", a.stage_keys);

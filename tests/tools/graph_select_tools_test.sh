@@ -32,7 +32,7 @@ full() {  # full THREADS STAGE_ALL
 S256=$(full 256 false) S512=$(full 512 false) SALL=$(full 256 true)
 S512_SHORT="threads: 512 rows_per_block: 16 unroll: 1 row_groups: 8 int8_activations: true"
 ATT="threads: 128 split_positions: 1280 max_splits: 32 min_split_positions: 32"
-ATT_FULL="threads: 128 split_positions: 1280 max_splits: 32 query_block: 64 key_block: 64 min_split_positions: 32 blocks_per_sm: 1 release_after_wait: false stage_keys: false"
+ATT_FULL="threads: 128 split_positions: 1280 max_splits: 32 query_block: 64 key_block: 64 min_split_positions: 32 blocks_per_sm: 1 release_after_wait: false stage_keys: false keys_in_flight: 4 value_bytes_in_flight: 64"
 G="NVIDIA H200	132	580"
 {
   echo "# kiln tune cache v1: gpu sm_count driver target family dtype rows cols schedule variant status us gbps rel_err date detail"

@@ -574,6 +574,8 @@ TEST(CodegenGpu, RopeAndAttention) {
       c.name = absl::StrCat("dec_cap_", m.name, "_", kv);
       c.attention.max_splits = 4;
       c.attention.split_positions = 64;
+      c.attention.keys_in_flight = 1;  // the fewest loads in flight: more rounds a split
+      c.attention.value_bytes_in_flight = 16;
       specs.push_back(c);
       // Decode with 16 splits of up to 1024 positions (covers 16384) on 256
       // threads: the merge's threads split the splits in groups (tiny, b8)
@@ -583,6 +585,8 @@ TEST(CodegenGpu, RopeAndAttention) {
       f.attention.max_splits = 16;
       f.attention.split_positions = 1024;
       f.attention.threads = 256;
+      f.attention.keys_in_flight = 8;  // twice the default's loads in flight
+      f.attention.value_bytes_in_flight = 128;
       specs.push_back(f);
       KernelSpec p = AttnBase(m, f16);
       p.family = Family::kAttentionPrefill;

@@ -493,6 +493,26 @@ CHECK: shfl.sync.bfly
 )");
 }
 
+// keys_in_flight and value_bytes_in_flight: twice the defaults put 16 value
+// loads (8 bytes: 4 f16 dims of a row) before the key loop and 8 key loads
+// (16 bytes) in flight before the first dot product's shuffles.
+TEST(CodegenFileCheck, DecodeAttentionLoadsInFlightFollowTheSchedule) {
+  KernelSpec d = FusedDecodeAttention8BUnderPdl("decw");
+  d.attention.blocks_per_sm = 1;
+  d.attention.keys_in_flight = 8;
+  d.attention.value_bytes_in_flight = 128;
+  ExpectFileCheck({d}, Sm(90), R"(
+CHECK-LABEL: .entry decw(
+CHECK: griddepcontrol.wait;
+CHECK: bar.sync
+CHECK-COUNT-16: ld.global.u64
+CHECK-NOT: bar.sync
+CHECK-COUNT-8: ld.global.v4.u32
+CHECK-NOT: ld.global.v4.u32
+CHECK: shfl.sync.bfly
+)");
+}
+
 // pipeline_loads: after the staging's barrier the K loop's first body
 // issues the next item's 12 weight loads (4 rows x 3 of a Q4_K piece)
 // before any dp4a of the current item, whose words were loaded before
@@ -968,6 +988,20 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   released.programmatic_launch = true;
   released.family = Family::kAttentionPrefill;
   ExpectBad(released, "release_after_wait is a decode attention field");
+  KernelSpec loads = heads;
+  loads.name = "decode_loads_in_flight";
+  loads.n_head = 4;
+  loads.attention.keys_in_flight = 0;
+  ExpectBad(loads, "attention.keys_in_flight = 0 must be in [1, 16]");
+  loads.attention.keys_in_flight = 17;
+  ExpectBad(loads, "attention.keys_in_flight = 17 must be in [1, 16]");
+  loads.attention.keys_in_flight = 16;
+  loads.attention.value_bytes_in_flight = 24;
+  ExpectBad(loads, "attention.value_bytes_in_flight = 24 must be a multiple of 16 in [16, 256]");
+  loads.attention.value_bytes_in_flight = 272;
+  ExpectBad(loads, "attention.value_bytes_in_flight = 272");
+  loads.attention.value_bytes_in_flight = 256;
+  EXPECT_TRUE(ValidateKernelSpec(loads, Sm(90)).ok());
   KernelSpec tiled = heads;
   tiled.name = "prefill_staged";
   tiled.n_head = 4;
