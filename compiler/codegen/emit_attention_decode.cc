@@ -27,8 +27,8 @@
 //     (which also publishes the scores), every thread takes the maximum M;
 //     p = ex2(score - M) in place, one barrier.
 //  3. Threads take (key row lane, 4 dims) and accumulate p * V and the sum
-//     of p per row lane, value_bytes_in_flight per thread in flight (8 f16
-//     rows, 4 f32); the first round's loads are issued before step 1's key
+//     of p per row lane, value_bytes_in_flight per thread in flight (by
+//     default 8 f16 rows, 4 f32); the first round's loads are issued before step 1's key
 //     loads, so their round trip overlaps the scores and the softmax. One
 //     barrier, then the row lanes' acc and p sums add up. (Block reductions
 //     of the max and of the sum, each reusing red behind a second barrier,
@@ -477,12 +477,13 @@ absl::Status EmitAttentionDecode(KernelBuilder& kb) {
     // round, their loads issued together; rows past n are clamped and
     // weighted 0. V does not depend on the scores, so the first round's
     // loads go out before the key loads: its round trip overlaps theirs and
-    // the softmax's barriers (at short context, up to RL * U = 64 positions
-    // a split, the whole split's V). Its raw words wait in registers.
+    // the softmax's barriers (at short context, up to RL * VU positions a
+    // split, 64 by default, the whole split's V). Its raw words wait in
+    // registers.
     Value* rl = b.CreateUDiv(tid, i32c(TR));
     Value* dc = b.CreateURem(tid, i32c(TR));
     Value* vc = kb.Param("v_cache");
-    const int VU = std::max(1, spec.attention.value_bytes_in_flight / (4 * eb));
+    const int VU = spec.attention.value_bytes_in_flight / (4 * eb);  // >= 1 (ABI)
     struct ValueRound {
       std::vector<std::vector<Value*>> raw;
       std::vector<Value*> ok, jc;

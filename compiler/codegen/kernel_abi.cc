@@ -283,9 +283,13 @@ absl::Status ValidateAttention(const KernelSpec& spec) {
     if (a.stage_keys) return Bad(spec, "attention.stage_keys is a prefill attention field");
     if (a.keys_in_flight < 1 || a.keys_in_flight > 16)
       return Bad(spec, absl::StrCat("attention.keys_in_flight = ", a.keys_in_flight, " must be in [1, 16]"));
-    if (a.value_bytes_in_flight < 16 || a.value_bytes_in_flight > 256 || a.value_bytes_in_flight % 16 != 0)
+    // Whole loads of 4 dims of a row: 8 bytes of an f16 cache, 16 of f32.
+    if (const int row_bytes = spec.kv_f16 ? 8 : 16; a.value_bytes_in_flight < row_bytes ||
+                                                    a.value_bytes_in_flight > 256 ||
+                                                    a.value_bytes_in_flight % row_bytes != 0)
       return Bad(spec, absl::StrCat("attention.value_bytes_in_flight = ", a.value_bytes_in_flight,
-                                    " must be a multiple of 16 in [16, 256] (whole rows of 4 f32 or f16 dims)"));
+                                    " must be a positive multiple of ", row_bytes, " (4 dims of a ",
+                                    spec.kv_f16 ? "f16" : "f32", " row a load), at most 256"));
     // Without griddepcontrol it is the same kernel: the tuner would time it twice.
     if (a.release_after_wait && !spec.programmatic_launch)
       return Bad(spec, "attention.release_after_wait needs programmatic launch (griddepcontrol, sm_90)");

@@ -575,7 +575,7 @@ TEST(CodegenGpu, RopeAndAttention) {
       c.attention.max_splits = 4;
       c.attention.split_positions = 64;
       c.attention.keys_in_flight = 1;  // the fewest loads in flight: more rounds a split
-      c.attention.value_bytes_in_flight = 16;
+      c.attention.value_bytes_in_flight = f16 ? 8 : 16;  // one row a round
       specs.push_back(c);
       // Decode with 16 splits of up to 1024 positions (covers 16384) on 256
       // threads: the merge's threads split the splits in groups (tiny, b8)

@@ -507,8 +507,11 @@ CHECK: griddepcontrol.wait;
 CHECK: bar.sync
 CHECK-COUNT-16: ld.global.u64
 CHECK-NOT: bar.sync
-CHECK-COUNT-8: ld.global.v4.u32
-CHECK-NOT: ld.global.v4.u32
+)" + [] {
+    std::string keys;  // 8 key loads, no shuffle among them
+    for (int u = 0; u < 8; ++u) keys += "CHECK-NOT: shfl.sync\nCHECK: ld.global.v4.u32\n";
+    return keys;
+  }() + R"(CHECK-NOT: ld.global.v4.u32
 CHECK: shfl.sync.bfly
 )");
 }
@@ -996,12 +999,21 @@ TEST(Codegen, BadSpecsAreInvalidArgumentNamingTheKernel) {
   loads.attention.keys_in_flight = 17;
   ExpectBad(loads, "attention.keys_in_flight = 17 must be in [1, 16]");
   loads.attention.keys_in_flight = 16;
+  loads.kv_f16 = false;
   loads.attention.value_bytes_in_flight = 24;
-  ExpectBad(loads, "attention.value_bytes_in_flight = 24 must be a multiple of 16 in [16, 256]");
+  ExpectBad(loads, "attention.value_bytes_in_flight = 24 must be a positive multiple of 16 (4 dims of a f32 row a "
+                   "load), at most 256");
+  loads.attention.value_bytes_in_flight = 0;
+  ExpectBad(loads, "attention.value_bytes_in_flight = 0 must be a positive multiple of 16");
   loads.attention.value_bytes_in_flight = 272;
   ExpectBad(loads, "attention.value_bytes_in_flight = 272");
   loads.attention.value_bytes_in_flight = 256;
   EXPECT_TRUE(ValidateKernelSpec(loads, Sm(90)).ok());
+  loads.kv_f16 = true;  // one f16 row: 8 bytes
+  loads.attention.value_bytes_in_flight = 24;
+  EXPECT_TRUE(ValidateKernelSpec(loads, Sm(90)).ok());
+  loads.attention.value_bytes_in_flight = 4;
+  ExpectBad(loads, "attention.value_bytes_in_flight = 4 must be a positive multiple of 8 (4 dims of a f16 row");
   KernelSpec tiled = heads;
   tiled.name = "prefill_staged";
   tiled.n_head = 4;
