@@ -28,11 +28,12 @@
 //     p = ex2(score - M) in place, one barrier.
 //  3. Threads take (key row lane, 4 dims) and accumulate p * V and the sum
 //     of p per row lane, value_bytes_in_flight per thread in flight (by
-//     default 8 f16 rows, 4 f32); the first round's loads are issued before step 1's key
-//     loads, so their round trip overlaps the scores and the softmax. One
-//     barrier, then the row lanes' acc and p sums add up. (Block reductions
-//     of the max and of the sum, each reusing red behind a second barrier,
-//     made six barriers of these three; bench/RESULTS.md session 12.)
+//     default 8 f16 rows, 4 f32); the first round's loads are issued before
+//     step 1's key loads, so their round trip overlaps the scores and the
+//     softmax. One barrier, then the row lanes' acc and p sums add up.
+//     (Block reductions of the max and of the sum, each reusing red behind
+//     a second barrier, made six barriers of these three; bench/RESULTS.md
+//     session 12.)
 //  4. nact == 1: the block writes acc / sum straight to `out` (no record,
 //     fence, counter or merge). Otherwise it writes its record to
 //     `partial` (acc[G][D] with 16-byte stores, then (max, sum) per query

@@ -4,9 +4,9 @@
 // (compiler/tune/spec_entries.cc: a schedule's fields, named as in
 // schedules/schedule.proto), kernel deduplication
 // (compiler/lower/lowering_context.cc) and the lowering's reading of the
-// IR's schedule dicts (compiler/lower/lower_to_kernels.cc ApplySchedule). `f(name, value)` gets each field as
-// an lvalue (const when the spec is); take the name as absl::string_view
-// (the prefixed names are temporaries).
+// IR's schedule dicts (compiler/lower/lower_to_kernels.cc ApplySchedule).
+// `f(name, value)` gets each field as an lvalue (const when the spec is);
+// take the name as absl::string_view (the prefixed names are temporaries).
 #ifndef KILN_COMPILER_CODEGEN_KERNEL_SPEC_FIELDS_H_
 #define KILN_COMPILER_CODEGEN_KERNEL_SPEC_FIELDS_H_
 

@@ -158,15 +158,14 @@ class StepLowering {
     // A q/k/v part waits for the next kernel, which may join it; any other
     // kernel launches it first.
     ASSIGN_OR_RETURN(qkv_part_, IsQkvPart(op));
-    const bool qkv_part = qkv_part_;
-    if (!qkv_part) RETURN_IF_ERROR(FlushPendingPart());
+    if (!qkv_part_) RETURN_IF_ERROR(FlushPendingPart());
     const ir::Attribute* fam = op.attr("family");
     const std::string family = fam ? fam->string_value() : "";
     ASSIGN_OR_RETURN(read_, BytesRead(op));
     consumed_part_ = false;
     RETURN_IF_ERROR(LowerFamily(op, family));
     // A part counts its bytes when it is launched (QkvPart).
-    if (!qkv_part) return NoteBytesRead(read_);
+    if (!qkv_part_) return NoteBytesRead(read_);
     if (!consumed_part_)
       return absl::InternalError(absl::StrCat("a kernel writing q/k/v rows is not a one-matmul matvec:\n  ",
                                               ir::PrintOpLine(op)));
