@@ -1,5 +1,5 @@
 // What each kernel family takes and how it is launched (parameters, block,
-// grid, shared memory), spec validation, and the weight-format geometry the
+// grid, shared memory) and the weight-format geometry the
 // emitters and the reference kernels share. LLVM-free: the bundle writer and
 // tests include it. The table of families is in docs/codegen.md.
 #ifndef KILN_COMPILER_CODEGEN_KERNEL_ABI_H_
@@ -117,11 +117,7 @@ const char* FamilyName(Family family);              // "matvec"
 KernelSpec JoinPart(const KernelSpec& join, size_t i);
 std::string JoinParamPrefix(size_t i);
 
-// Checks everything an emitter relies on. Errors are InvalidArgument and
-// name the kernel.
-absl::Status ValidateKernelSpec(const KernelSpec& spec, const Target& target);
-
-// The kernel's ABI (validates first).
+// The kernel's ABI (validates first: kernel_validation.h).
 absl::StatusOr<KernelAbi> DescribeKernel(const KernelSpec& spec, const Target& target);
 
 // kArgmax: the blocks a row is split over (grid.y),

@@ -1,5 +1,5 @@
 // Launch shapes and shared-memory layouts derived from a KernelSpec and its
-// schedule, computed in one place so the ABI (kernel_abi.cc) and the
+// schedule (kernel_plans.cc), computed in one place so the ABI and the
 // emitters agree. Plain arithmetic, no decisions beyond what the schedule
 // says. LLVM-free.
 #ifndef KILN_COMPILER_CODEGEN_KERNEL_PLANS_H_

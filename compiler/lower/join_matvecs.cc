@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "compiler/codegen/kernel_abi.h"
+#include "compiler/codegen/kernel_validation.h"
 
 namespace kiln::compiler {
 

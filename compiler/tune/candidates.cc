@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/codegen/kernel_validation.h"
 #include "compiler/lower/lower_to_kernels.h"
 #include "runtime/bundle/bundle_format.h"
 #include "models/qwen3_config.h"

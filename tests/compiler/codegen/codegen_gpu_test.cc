@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/codegen/kernel_validation.h"
 #include "compiler/codegen/reference_kernels.h"
 #include "compiler/tune/bench.h"
 #include "gtest/gtest.h"

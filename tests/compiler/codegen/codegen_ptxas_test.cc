@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/codegen/kernel_validation.h"
 #include "compiler/tune/spec_entries.h"
 #include "gtest/gtest.h"
 #include "schedules/schedules.h"

@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/codegen/kernel_validation.h"
 #include "compiler/codegen/reference_kernels.h"
 #include "gtest/gtest.h"
 #include "models/quant/float16.h"

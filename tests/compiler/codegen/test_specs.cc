@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/kernel_abi.h"
 #include "compiler/codegen/kernel_plans.h"
+#include "compiler/codegen/kernel_validation.h"
 
 namespace kiln::codegen::testing {
 namespace {

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/codegen/kernel_validation.h"
 #include "compiler/lower/lower_to_kernels.h"
 #include "compiler/pipelines.h"
 #include "compiler/tune/candidates.h"
