@@ -1,6 +1,5 @@
 #include "runtime/executor.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "runtime/bundle/validator.h"
-#include "support/parallel_for.h"
-#include "support/progress.h"
+#include "runtime/step_kernels.h"
+#include "runtime/weight_upload.h"
 #include "support/status_macros.h"
 
 namespace kiln::runtime {
@@ -21,79 +20,11 @@ namespace {
 using cuda::DeviceBuffer;
 using cuda::HostBuffer;
 
-// kiln's own kernels. PTX ISA 7.0 for sm_75 JITs on every GPU kiln supports
-// (spec/cuda-driver-api.md §2).
-// kiln_advance_step, appended to the captured decode graph: the next step's
-// token is this step's argmax and its position is one further, so a greedy
-// decode loop replays the graph with no host writes at all; and the step's
-// (position, argmax) goes straight into pinned host memory, ring slot
-// position mod 2 (no copy on the stream between two steps):
-//   p = position[0]; tokens[0] = sampled[0]; position[0] = p + 1;
-//   ring[p & 1] = {p, sampled[0]};
-// kiln_hold(ns) spins for `ns` nanoseconds of the GPU's %globaltimer, so the
-// host can queue a whole profiled plan before the GPU starts it.
-constexpr char kKilnPtx[] = R"(.version 7.0
-.target sm_75
-.address_size 64
-
-.visible .entry kiln_advance_step(
-	.param .u64 kiln_advance_step_param_0,
-	.param .u64 kiln_advance_step_param_1,
-	.param .u64 kiln_advance_step_param_2,
-	.param .u64 kiln_advance_step_param_3
-)
-{
-	.reg .b32 	%r<5>;
-	.reg .b64 	%rd<11>;
-
-	ld.param.u64 	%rd1, [kiln_advance_step_param_0];
-	ld.param.u64 	%rd2, [kiln_advance_step_param_1];
-	ld.param.u64 	%rd3, [kiln_advance_step_param_2];
-	ld.param.u64 	%rd7, [kiln_advance_step_param_3];
-	cvta.to.global.u64 	%rd4, %rd1;
-	cvta.to.global.u64 	%rd5, %rd2;
-	cvta.to.global.u64 	%rd6, %rd3;
-	cvta.to.global.u64 	%rd8, %rd7;
-	ld.global.u32 	%r1, [%rd6];
-	st.global.u32 	[%rd4], %r1;
-	ld.global.u32 	%r2, [%rd5];
-	add.s32 	%r3, %r2, 1;
-	st.global.u32 	[%rd5], %r3;
-	and.b32 	%r4, %r2, 1;
-	mul.wide.u32 	%rd9, %r4, 8;
-	add.s64 	%rd10, %rd8, %rd9;
-	st.global.v2.u32 	[%rd10], {%r2, %r1};
-	ret;
-}
-
-.visible .entry kiln_hold(
-	.param .u64 kiln_hold_param_0
-)
-{
-	.reg .pred 	%p<2>;
-	.reg .b64 	%rd<5>;
-
-	ld.param.u64 	%rd1, [kiln_hold_param_0];
-	mov.u64 	%rd2, %globaltimer;
-WAIT:
-	mov.u64 	%rd3, %globaltimer;
-	sub.s64 	%rd4, %rd3, %rd2;
-	setp.lt.u64 	%p1, %rd4, %rd1;
-	@%p1 bra 	WAIT;
-	ret;
-}
-)";
-
 // How long kiln_hold keeps the GPU waiting before a profiled plan: enough
 // for the host to queue an event record and a launch per kernel.
 constexpr uint64_t kHoldNsPerLaunch = 20000;
 constexpr uint64_t kMaxHoldNs = 50000000;
 
-// Staging chunk for the weight upload (spec §3 recipe: 32-128 MiB).
-constexpr uint64_t kUploadChunk = uint64_t{64} << 20;
-// Threads that copy a chunk from the mapped file into its pinned buffer: one
-// thread's page faults held the upload to ~5 GB/s (8B Q8_0 on an H200).
-constexpr int kUploadThreads = 8;
 // Without opting in, a block gets at most 48 KiB of shared memory.
 constexpr int kDefaultSharedLimit = 48 << 10;
 
@@ -143,14 +74,6 @@ void StoreI32(uint8_t* p, int64_t v) {
   std::memcpy(p, &x, 4);
 }
 
-// Asks the kernel to read a tensor's pages ahead of the staging memcpy.
-void PrefetchPages(absl::Span<const uint8_t> bytes) {
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  uintptr_t begin = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page - 1);
-  uintptr_t end = reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size();
-  if (bytes.empty()) return;
-  (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);  // advisory only
-}
 
 }  // namespace
 
@@ -274,8 +197,8 @@ absl::Status Executor::LoadKernels(const SectionBytesFn& sections) {
     RETURN_IF_ERROR(f->Load());
     functions_.push_back(*f);
   }
-  absl::Span<const uint8_t> ptx(reinterpret_cast<const uint8_t*>(kKilnPtx), sizeof(kKilnPtx) - 1);
-  ASSIGN_OR_RETURN(step_module_, cuda::Module::Load(*ctx_, ptx, cuda::ImageKind::kPtx, "kiln's own PTX"));
+  ASSIGN_OR_RETURN(step_module_,
+                   cuda::Module::Load(*ctx_, StepKernelsPtx(), cuda::ImageKind::kPtx, "kiln's own PTX"));
   ASSIGN_OR_RETURN(advance_, step_module_->GetFunction("kiln_advance_step"));
   RETURN_IF_ERROR(advance_.Load());
   ASSIGN_OR_RETURN(hold_, step_module_->GetFunction("kiln_hold"));
@@ -327,57 +250,10 @@ absl::Status Executor::AllocatePhase(bool load_phase) {
 }
 
 absl::Status Executor::UploadTensors(const gguf::GgufFile& file) {
-  uint64_t total = 0;
-  for (const TensorBinding& b : m_->bindings()) total += b.nbytes();
-  if (total == 0) return absl::OkStatus();
-  // spec/cuda-driver-api.md §3: two pinned buffers and two streams, so the
-  // CPU fills one buffer (page faults, disk reads; kUploadThreads threads)
-  // while the other's DMA runs.
-  const uint64_t chunk = std::min(kUploadChunk, total);
-  HostBuffer stage[2];
-  std::unique_ptr<cuda::Stream> streams[2];
-  std::unique_ptr<cuda::Event> done[2];
-  bool in_flight[2] = {false, false};
-  for (int b = 0; b < 2; ++b) {
-    ASSIGN_OR_RETURN(stage[b], HostBuffer::Allocate(*ctx_, chunk));
-    ASSIGN_OR_RETURN(streams[b], cuda::Stream::Create(*ctx_));
-    ASSIGN_OR_RETURN(done[b], cuda::Event::Create(*ctx_));
-  }
   // The zeroing memsets of the load phase run on stream_; the upload and the
   // load plan must come after them.
   RETURN_IF_ERROR(stream_->Synchronize());
-  ProgressLine progress("uploading weights", options_.show_progress && isatty(2));
-  auto t0 = std::chrono::steady_clock::now();
-  uint64_t done_bytes = 0, k = 0;
-  for (const TensorBinding& binding : m_->bindings()) {
-    const gguf::TensorInfo* t = file.FindTensor(binding.name());
-    RET_CHECK(t != nullptr);  // CheckBinding passed
-    absl::Span<const uint8_t> src = file.TensorData(*t);
-    PrefetchPages(src);
-    const CUdeviceptr dst = BufferPtr(binding.buffer());
-    for (uint64_t off = 0; off < src.size(); off += chunk, ++k) {
-      const int b = static_cast<int>(k & 1);
-      const uint64_t n = std::min<uint64_t>(chunk, src.size() - off);
-      if (in_flight[b]) RETURN_IF_ERROR(done[b]->Synchronize());  // buffer b's previous DMA is over
-      uint8_t* to = stage[b].data();
-      const uint8_t* from = src.data() + off;
-      ParallelFor(static_cast<int64_t>(n), std::min(kUploadThreads, DefaultThreads()),
-                  [&](int64_t begin, int64_t end) { std::memcpy(to + begin, from + begin, end - begin); });
-      absl::Status s = streams[b]->CopyToDevice(dst + off, stage[b].data(), n);
-      if (!s.ok()) return WithContext(s, absl::StrCat("uploading tensor '", binding.name(), "'"));
-      RETURN_IF_ERROR(done[b]->Record(*streams[b]));
-      in_flight[b] = true;
-      done_bytes += n;
-      progress.Update(done_bytes, total);
-    }
-  }
-  for (int b = 0; b < 2; ++b) RETURN_IF_ERROR(WithContext(streams[b]->Synchronize(), "uploading weights"));
-  progress.Finish();
-  const double s = SecondsSince(t0);
-  if (options_.log)
-    options_.log(absl::StrFormat("uploaded %d tensors, %s in %.2f s (%.2f GB/s)", m_->bindings_size(),
-                                 FormatBytes(total), s, s > 0 ? 1e-9 * static_cast<double>(total) / s : 0.0));
-  return absl::OkStatus();
+  return UploadWeights(*ctx_, *m_, file, buffer_ptrs_, options_.show_progress && isatty(2), options_.log);
 }
 
 absl::Status Executor::LaunchOne(const PreparedLaunch& pl, const ExprEnv& env, const cuda::Stream& stream) {

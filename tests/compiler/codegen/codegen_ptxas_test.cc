@@ -21,7 +21,7 @@
 namespace kiln::codegen {
 namespace {
 
-Target Sm(int sm) { return *Target::FromName(absl::StrCat("sm_", sm)); }
+using testing::Sm;
 
 std::vector<KernelSpec> AllSpecs() {
   std::vector<KernelSpec> all = testing::MatVecMatrix();

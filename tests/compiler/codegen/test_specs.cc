@@ -47,6 +47,8 @@ Shape ShapeFor(Epilogue e, bool big, int variant) {
 
 }  // namespace
 
+Target Sm(int sm) { return *Target::FromName(absl::StrCat("sm_", sm)); }
+
 const std::vector<WeightFormat>& AllFormats() {
   static const std::vector<WeightFormat> kAll = {
       WeightFormat::kF16,  WeightFormat::kBF16, WeightFormat::kF32,  WeightFormat::kQ8_0Planar, WeightFormat::kQ8_0,
@@ -428,6 +430,16 @@ std::vector<KernelSpec> OtherKernels() {
   copy.row_bytes = 4096;
   out.push_back(copy);
   return out;
+}
+
+KernelSpec DecodeAttention8B(const char* name) {
+  KernelSpec d;
+  d.name = name;
+  d.family = Family::kAttentionDecode;
+  d.n_head = 32;
+  d.n_head_kv = 8;
+  d.head_dim = 128;
+  return d;
 }
 
 }  // namespace kiln::codegen::testing

@@ -7,9 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/kernel_abi.h"
 #include "compiler/codegen/kernel_spec.h"
 
 namespace kiln::codegen::testing {
+
+// The target "sm_<sm>" (one kiln supports).
+Target Sm(int sm);
 
 const std::vector<WeightFormat>& AllFormats();
 
@@ -54,6 +58,10 @@ void UseTwoStages(KernelSpec& s);
 std::vector<KernelSpec> GemmMatrix();
 // Embedding (every table format), rope, attention, argmax, pack, copy: tiny and 8B.
 std::vector<KernelSpec> OtherKernels();
+
+// Qwen3-8B's decode attention (32 query heads on 8 KV heads of 128),
+// default schedule.
+KernelSpec DecodeAttention8B(const char* name);
 
 }  // namespace kiln::codegen::testing
 
