@@ -1,11 +1,15 @@
 #include "passes/select_schedules.h"
 
 #include <string>
+#include <string_view>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "ir/printer.h"
+#include "schedules/schedule.pb.h"
 #include "schedules/schedules.h"
 
 namespace kiln::passes {
@@ -82,19 +86,17 @@ absl::StatusOr<schedules::ScheduleKey> KeyOf(const Op& kernel, const std::string
 }
 
 // Every field of the chosen schedule message as an int attribute (bools as
-// 0/1); attention and elementwise kernels keep the fields their family uses.
+// 0/1), but those schedule.proto's `families` option gives to other
+// families (the prefill attention has no splits, the decode one no key
+// blocks).
 void AddFields(const google::protobuf::Message& m, const std::string& family, AttrDict& out) {
   const google::protobuf::Descriptor* d = m.GetDescriptor();
   const google::protobuf::Reflection* r = m.GetReflection();
   for (int i = 0; i < d->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* f = d->field(i);
     const std::string& n = f->name();
-    if (family == "attention_decode" && (n == "query_block" || n == "key_block" || n == "stage_keys")) continue;
-    if (family == "attention_prefill" && (n == "split_positions" || n == "max_splits" || n == "min_split_positions" ||
-                                          n == "blocks_per_sm" || n == "release_after_wait" ||
-                                          n == "keys_in_flight" || n == "value_bytes_in_flight"))
-      continue;
-    if (family != "argmax" && (n == "block_cols" || n == "max_blocks")) continue;
+    const std::string& families = f->options().GetExtension(schedules::families);
+    if (!families.empty() && !absl::c_linear_search(absl::StrSplit(families, ','), family)) continue;
     if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32)
       out.Set(n, Attribute::Int(r->GetInt32(m, f)));
     else if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_BOOL)

@@ -2,7 +2,8 @@
 // PassContext.target, from the tables of schedules/ (first matching entry
 // for family + weight dtype + rows x cols), as a `schedule` dict that says
 // what will be generated: the lookup key (family, weight, rows, cols), every
-// field of the family's schedule message (kernel_spec.h MatVecSchedule, ...),
+// field of the family's schedule message (kernel_spec.h MatVecSchedule, ...;
+// schedule.proto's `families` option keeps a field to the families it names),
 // target and source ("heuristic", "tuned", or "fallback" when the target or
 // entry is missing: kilnc warns on those).
 // Fits the entry to the kernel: a swiglu epilogue of group G needs whole
