@@ -24,17 +24,6 @@
 namespace kiln::codegen {
 namespace {
 
-using testing::Buffers;
-using testing::Gpu;
-using testing::I;
-using testing::Launch;
-using testing::Load;
-using testing::Loaded;
-using testing::P;
-using testing::RandomCache;
-using testing::RandomFloats;
-using testing::RelErr;
-
 struct AttnModel {
   const char* name;
   int64_t heads, kv_heads, head_dim;

@@ -25,20 +25,6 @@
 namespace kiln::codegen {
 namespace {
 
-namespace cu = ::kiln::runtime::cuda;
-using testing::Arg;
-using testing::Buffers;
-using testing::CheckMatrixKernel;
-using testing::Gpu;
-using testing::I;
-using testing::Launch;
-using testing::Load;
-using testing::Loaded;
-using testing::P;
-using testing::RandomFloats;
-using testing::RandomWeights;
-using testing::RelErr;
-
 const char* Pro(Prologue p) { return p == Prologue::kNone ? "x" : "rms"; }
 
 const char* Epi(Epilogue e) {

@@ -25,16 +25,6 @@
 namespace kiln::codegen {
 namespace {
 
-using testing::Buffers;
-using testing::Gpu;
-using testing::I;
-using testing::Launch;
-using testing::Load;
-using testing::Loaded;
-using testing::P;
-using testing::RandomFloats;
-using testing::RandomWeights;
-
 TEST(CodegenGpu, EmbedIsExact) {
   REQUIRE_GPU();
   std::vector<KernelSpec> specs;

@@ -4,7 +4,7 @@
 #include "absl/types/span.h"
 #include "compiler/codegen/reference_kernels.h"
 
-namespace kiln::codegen::testing {
+namespace kiln::codegen {
 
 Gpu* GetGpu() {
   static Gpu* gpu = []() -> Gpu* {
@@ -93,4 +93,4 @@ double CheckMatrixKernel(Gpu* gpu, const Loaded& l, const KernelSpec& spec, int3
   return RelErr(got, want);
 }
 
-}  // namespace kiln::codegen::testing
+}  // namespace kiln::codegen

@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "runtime/cuda/driver.h"
 
-namespace kiln::codegen::testing {
+namespace kiln::codegen {
 
 namespace cu = ::kiln::runtime::cuda;
 
@@ -33,7 +33,7 @@ Gpu* GetGpu();
 
 // Skips the test where no GPU is visible; otherwise declares `gpu`.
 #define REQUIRE_GPU()                                                      \
-  ::kiln::codegen::testing::Gpu* gpu = ::kiln::codegen::testing::GetGpu(); \
+  ::kiln::codegen::Gpu* gpu = ::kiln::codegen::GetGpu(); \
   if (gpu == nullptr) GTEST_SKIP() << "no GPU visible";                    \
   (void)gpu
 
@@ -106,6 +106,6 @@ void RandomWeights(std::mt19937& rng, WeightFormat f, int64_t rows, int64_t cols
 // Runs a matvec/gemm spec on the GPU and the reference; returns the error.
 double CheckMatrixKernel(Gpu* gpu, const Loaded& l, const KernelSpec& spec, int32_t T, uint32_t seed);
 
-}  // namespace kiln::codegen::testing
+}  // namespace kiln::codegen
 
 #endif  // KILN_TESTS_COMPILER_CODEGEN_GPU_HARNESS_H_
