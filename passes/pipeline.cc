@@ -86,9 +86,7 @@ std::vector<std::string> Pipeline::PassNames() const {
   return names;
 }
 
-absl::Status Pipeline::Run(ir::Module& module, const PassContext& context, const PipelineOptions& options) {
-  records_.clear();
-  std::ostream& log = options.log != nullptr ? *options.log : std::cerr;
+absl::Status Pipeline::CheckOptions(const PipelineOptions& options) const {
   const std::vector<std::string> names = PassNames();
   auto known = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
   const std::string valid = absl::StrJoin(names, ", ");
@@ -99,6 +97,13 @@ absl::Status Pipeline::Run(ir::Module& module, const PassContext& context, const
     if (!known(d))
       return absl::InvalidArgumentError(
           absl::StrCat("--disable-passes: no pass named '", d, "' (passes: ", valid, ")"));
+  return absl::OkStatus();
+}
+
+absl::Status Pipeline::Run(ir::Module& module, const PassContext& context, const PipelineOptions& options) {
+  records_.clear();
+  std::ostream& log = options.log != nullptr ? *options.log : std::cerr;
+  RETURN_IF_ERROR(CheckOptions(options));
 
   if (absl::Status s = ir::Verify(module); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat("the input module does not verify: ", s.message()));

@@ -53,6 +53,9 @@ class Pipeline {
   // Verifies the input, runs the passes. Errors carry the failing pass's
   // name; a verifier failure after a pass is Internal and names the pass.
   absl::Status Run(ir::Module& module, const PassContext& context, const PipelineOptions& options);
+  // What Run checks of `options` first: stop_after and disabled name passes
+  // of this pipeline (InvalidArgument listing them).
+  absl::Status CheckOptions(const PipelineOptions& options) const;
   const std::vector<PassRecord>& records() const { return records_; }
 
  private:

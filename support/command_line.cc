@@ -50,11 +50,18 @@ absl::StatusOr<std::vector<int32_t>> ParseTokenList(const std::string& text) {
   for (absl::string_view part : absl::StrSplit(text, absl::ByAnyChar(", "), absl::SkipEmpty())) {
     int32_t id;
     if (!absl::SimpleAtoi(part, &id) || id < 0)
-      return absl::InvalidArgumentError(absl::StrCat("bad token id '", part, "' in --tokens"));
+      return UsageError(absl::StrCat("bad token id '", part, "' in --tokens"));
     ids.push_back(id);
   }
-  if (ids.empty()) return absl::InvalidArgumentError("--tokens is empty");
+  if (ids.empty()) return UsageError("--tokens is empty");
   return ids;
+}
+
+absl::Status CheckPromptFlags(absl::string_view prompt, absl::string_view tokens, bool chat) {
+  if (!prompt.empty() && !tokens.empty()) return UsageError("give either --prompt or --tokens, not both");
+  if (prompt.empty() && tokens.empty()) return UsageError("no prompt (use -p TEXT or --tokens 1,2,3)");
+  if (chat && !tokens.empty()) return UsageError("--chat renders a text prompt; it does not apply to --tokens");
+  return absl::OkStatus();
 }
 
 }  // namespace kiln

@@ -41,8 +41,14 @@ std::vector<absl::string_view> JoinFlags(std::initializer_list<std::vector<absl:
 // for a usage error (support/cli_args.h: UsageError), else 1.
 int FailCommand(absl::string_view program, absl::string_view command, const absl::Status& status);
 
-// Parses "1,2,3" (commas or spaces) into token ids; errors name --tokens.
+// Parses "1,2,3" (commas or spaces) into token ids; errors (UsageError)
+// name --tokens.
 absl::StatusOr<std::vector<int32_t>> ParseTokenList(const std::string& text);
+
+// The prompt flags of a generating command: exactly one of `prompt` (-p) and
+// `tokens` (--tokens) given, and --chat (which renders a text prompt) not
+// with --tokens. Errors are UsageError.
+absl::Status CheckPromptFlags(absl::string_view prompt, absl::string_view tokens, bool chat);
 
 }  // namespace kiln
 

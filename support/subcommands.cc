@@ -22,7 +22,12 @@ int DispatchSubcommand(const char* program, const char* blurb, absl::Span<const 
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {
     Usage(argc < 2 ? stderr : stdout, program, blurb, commands);
-    return argc < 2 ? 2 : 0;
+    if (argc < 2) return 2;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "%s: error: cannot write to standard output: %s\n", program, std::strerror(errno));
+      return 1;
+    }
+    return 0;
   }
   for (const Subcommand& c : commands)
     if (std::string(argv[1]) == c.name) {

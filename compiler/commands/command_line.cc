@@ -2,6 +2,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/codegen/kernel_abi.h"
 #include "models/vocab_from_gguf.h"
 #include "support/status_macros.h"
 
@@ -31,6 +32,12 @@ absl::StatusOr<int> ThreadsFlag() {
   if (t < 0 || t > 1024)
     return absl::InvalidArgumentError(absl::StrCat("-t/--threads must be 0 (all cores) to 1024, got ", t));
   return t;
+}
+
+absl::Status CheckTargetFlag(const std::string& target) {
+  if (absl::Status s = codegen::Target::FromName(target).status(); !s.ok())
+    return UsageError(absl::StrCat("--target: ", s.message()));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<gguf::GgufFile>> OpenModel(const std::vector<std::string>& positional) {

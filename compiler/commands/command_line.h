@@ -44,6 +44,10 @@ inline size_t ModelPositionals() { return absl::GetFlag(FLAGS_model).empty() ? 1
 // -t: 0 (all cores) up to 1024 threads; InvalidArgument naming the flag else.
 absl::StatusOr<int> ThreadsFlag();
 
+// --target: one of the GPUs kiln compiles for; another is a usage error (a
+// value outside the flag's choices) naming them.
+absl::Status CheckTargetFlag(const std::string& target);
+
 // Opens the GGUF given by --model (or the first positional argument).
 absl::StatusOr<std::unique_ptr<gguf::GgufFile>> OpenModel(const std::vector<std::string>& positional);
 

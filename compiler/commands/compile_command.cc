@@ -84,25 +84,10 @@ int RunCompile(const std::vector<std::string>& args) {
   if (parsed.exit_code) return *parsed.exit_code;
   const auto start = std::chrono::steady_clock::now();
   if (absl::Status s = CheckPositionals(parsed.positional, ModelPositionals()); !s.ok()) return Fail("compile", s);
-  auto file = OpenModel(parsed.positional);
-  if (!file.ok()) return Fail("compile", file.status());
-  auto config = models::ReadQwen3Config(**file);
-  if (!config.ok()) return Fail("compile", config.status());
-  if (absl::Status s = codegen::Target::FromName(absl::GetFlag(FLAGS_target)).status(); !s.ok())
-    return Fail("compile", s);
-  if (absl::Status s = CheckOutputPath("-o", absl::GetFlag(FLAGS_output),
-                                       {(*file)->name(), absl::GetFlag(FLAGS_schedules)});
-      !s.ok())
-    return Fail("compile", s);
-  models::GraphOptions graph;
+  if (absl::Status s = CheckTargetFlag(absl::GetFlag(FLAGS_target)); !s.ok()) return Fail("compile", s);
   const std::string prefill_logits = absl::GetFlag(FLAGS_prefill_logits);
   if (prefill_logits != "all" && prefill_logits != "last")
     return Fail("compile", UsageError(absl::StrCat("--prefill-logits is '", prefill_logits, "', expected all or last")));
-  graph.prefill_last_logits = prefill_logits == "last";
-  auto module = models::BuildQwen3Module(**file, *config, graph);
-  if (!module.ok()) return Fail("compile", module.status());
-  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
   passes::Pipeline pipeline;
   BuildPipeline(pipeline);
   passes::PipelineOptions po;
@@ -112,6 +97,22 @@ int RunCompile(const std::vector<std::string>& args) {
   po.time_passes = absl::GetFlag(FLAGS_time_passes);
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_disable_passes), ',', absl::SkipEmpty()))
     po.disabled.insert(std::string(name));
+  // Pass names are a flag's choices: a wrong one is a usage error.
+  if (absl::Status s = pipeline.CheckOptions(po); !s.ok()) return Fail("compile", UsageError(s.message()));
+  auto file = OpenModel(parsed.positional);
+  if (!file.ok()) return Fail("compile", file.status());
+  auto config = models::ReadQwen3Config(**file);
+  if (!config.ok()) return Fail("compile", config.status());
+  if (absl::Status s = CheckOutputPath("-o", absl::GetFlag(FLAGS_output),
+                                       {(*file)->name(), absl::GetFlag(FLAGS_schedules)});
+      !s.ok())
+    return Fail("compile", s);
+  models::GraphOptions graph;
+  graph.prefill_last_logits = prefill_logits == "last";
+  auto module = models::BuildQwen3Module(**file, *config, graph);
+  if (!module.ok()) return Fail("compile", module.status());
+  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
   const std::string target = absl::GetFlag(FLAGS_target);
   passes::PassContext context;
   context.target = target;

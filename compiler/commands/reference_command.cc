@@ -47,6 +47,9 @@ int RunReference(const std::vector<std::string>& args) {
   ParsedArgs parsed = ParseArgs("reference", args, kReferenceUsage, {"model", "prompt", "tokens", "n_predict", "ctx_size", "threads", "dump_logits", "ignore_eos", "kv_f16", "chat", "think"});
   if (parsed.exit_code) return *parsed.exit_code;
   if (absl::Status s = CheckPositionals(parsed.positional, ModelPositionals()); !s.ok()) return Fail("reference", s);
+  if (absl::Status s = CheckPromptFlags(absl::GetFlag(FLAGS_prompt), absl::GetFlag(FLAGS_tokens), absl::GetFlag(FLAGS_chat));
+      !s.ok())
+    return Fail("reference", s);
   auto file = OpenModel(parsed.positional);
   if (!file.ok()) return Fail("reference", file.status());
   auto config = models::ReadQwen3Config(**file);
@@ -72,6 +75,9 @@ int RunReference(const std::vector<std::string>& args) {
   if (prompt.empty()) return Fail("reference", UsageError("empty prompt (use -p or --tokens)"));
   const int n_predict = absl::GetFlag(FLAGS_n_predict);
   if (n_predict < 0) return Fail("reference", absl::InvalidArgumentError("--n-predict must be >= 0"));
+  if (absl::GetFlag(FLAGS_ctx_size) < 0)
+    return Fail("reference", absl::InvalidArgumentError(absl::StrCat("--ctx-size must be >= 0, got ",
+                                                                     absl::GetFlag(FLAGS_ctx_size))));
 
   models::ReferenceOptions ro;
   absl::StatusOr<int> threads = ThreadsFlag();

@@ -42,6 +42,8 @@ int RunSynth(const std::vector<std::string>& args) {
   if (parsed.exit_code) return *parsed.exit_code;
   models::SynthOptions o;
   o.preset = absl::AsciiStrToLower(absl::GetFlag(FLAGS_preset));  // PresetConfig matches any case
+  // The presets are the flag's choices: another is a usage error.
+  if (absl::Status s = models::PresetConfig(o.preset).status(); !s.ok()) return Fail("synth", UsageError(s.message()));
   std::optional<models::Recipe> recipe = models::ParseRecipe(absl::GetFlag(FLAGS_type));
   if (!recipe)
     return Fail("synth", UsageError(absl::StrCat(

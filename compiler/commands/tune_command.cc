@@ -1,6 +1,7 @@
 // kilnc tune: times schedule candidates of a model's kernels on the GPU in
 // a worker process, caches the results, and exports the winners as a
 // schedule table (docs/tuning.md). kilnc tune-worker is that worker.
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -184,7 +185,7 @@ absl::Status Export(absl::Span<const schedules::TuneRecord> records, const std::
 // Checked before a search, so a long one does not end in the error.
 absl::Status CheckCandidatesFlags(const std::string& dir) {
   if (absl::GetFlag(FLAGS_top) < 1)
-    return UsageError(absl::StrCat("--top ", absl::GetFlag(FLAGS_top), ": give at least 1"));
+    return absl::InvalidArgumentError(absl::StrCat("--top ", absl::GetFlag(FLAGS_top), " must be at least 1"));
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec)) {
     if (ec) return absl::InvalidArgumentError(absl::StrCat("--candidates ", dir, ": ", ec.message()));
@@ -282,10 +283,34 @@ void PrintReport(const tune::TuneReport& r) {
               r.budget_exhausted ? "; the budget ran out" : "");
 }
 
+// The search's numbers in range, checked before anything is read.
+absl::Status CheckSearchFlags() {
+  if (absl::GetFlag(FLAGS_budget) < absl::ZeroDuration())
+    return absl::InvalidArgumentError(
+        absl::StrCat("--budget ", absl::FormatDuration(absl::GetFlag(FLAGS_budget)), " must not be negative"));
+  if (absl::GetFlag(FLAGS_candidate_timeout) <= absl::ZeroDuration())
+    return absl::InvalidArgumentError(absl::StrCat("--candidate-timeout ",
+                                                   absl::FormatDuration(absl::GetFlag(FLAGS_candidate_timeout)),
+                                                   " must be positive"));
+  if (absl::GetFlag(FLAGS_limit) < 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("--limit ", absl::GetFlag(FLAGS_limit), " must not be negative (0: the whole space)"));
+  if (absl::GetFlag(FLAGS_samples) < 1)
+    return absl::InvalidArgumentError(absl::StrCat("--samples ", absl::GetFlag(FLAGS_samples), " must be at least 1"));
+  if (absl::GetFlag(FLAGS_rotate_mib) < 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rotate-mib ", absl::GetFlag(FLAGS_rotate_mib), " must not be negative"));
+  if (absl::GetFlag(FLAGS_attention_position) < 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("--attention-position ", absl::GetFlag(FLAGS_attention_position), " must not be negative"));
+  return absl::OkStatus();
+}
+
 absl::Status Tune(const std::vector<std::string>& positional) {
   RETURN_IF_ERROR(CheckPositionals(positional, ModelPositionals()));
   const std::string target = absl::GetFlag(FLAGS_target);
-  RETURN_IF_ERROR(codegen::Target::FromName(target).status());
+  RETURN_IF_ERROR(CheckTargetFlag(target));
+  RETURN_IF_ERROR(CheckSearchFlags());
   const std::string export_path = absl::GetFlag(FLAGS_export);
   const std::string candidates_dir = absl::GetFlag(FLAGS_candidates);
   const std::vector<std::string> caches = absl::StrSplit(absl::GetFlag(FLAGS_cache), ',', absl::SkipEmpty());
@@ -336,11 +361,6 @@ absl::Status Tune(const std::vector<std::string>& positional) {
   o.rotate_bytes = int64_t{absl::GetFlag(FLAGS_rotate_mib)} << 20;
   o.attention_position = absl::GetFlag(FLAGS_attention_position);
   o.inject_test_candidates = absl::GetFlag(FLAGS_inject_test_candidates);
-  if (o.candidate_timeout <= absl::ZeroDuration())
-    return absl::InvalidArgumentError("--candidate_timeout must be positive");
-  if (o.samples < 1) return absl::InvalidArgumentError("--samples must be at least 1");
-  if (absl::GetFlag(FLAGS_rotate_mib) < 0) return absl::InvalidArgumentError("--rotate_mib must not be negative");
-  if (o.attention_position < 0) return absl::InvalidArgumentError("--attention_position must not be negative");
   o.verbose = absl::GetFlag(FLAGS_verbose);
   if (const std::string path = absl::GetFlag(FLAGS_spaces); !path.empty()) {
     ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
@@ -376,6 +396,11 @@ int RunTune(const std::vector<std::string>& args) {
 int RunTuneWorker(const std::vector<std::string>& args) {
   ParsedArgs parsed = ParseArgs("tune-worker", args, kWorkerUsage, {"fake_device"});
   if (parsed.exit_code) return *parsed.exit_code;
+  if (absl::Status s = CheckPositionals(parsed.positional, 0); !s.ok()) return Fail("tune-worker", s);
+  if (fcntl(tune::kWorkerInFd, F_GETFD) == -1 || fcntl(tune::kWorkerOutFd, F_GETFD) == -1)
+    return Fail("tune-worker", UsageError(absl::StrCat("kilnc tune starts this worker and talks to it over file "
+                                                       "descriptors ", tune::kWorkerInFd, " and ", tune::kWorkerOutFd,
+                                                       ", which are not open here")));
   return tune::RunWorker(tune::kWorkerInFd, tune::kWorkerOutFd, absl::GetFlag(FLAGS_fake_device));
 }
 

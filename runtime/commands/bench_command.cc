@@ -126,7 +126,7 @@ absl::StatusOr<BenchReport> Bench(const BenchOptions& o) {
 }  // namespace
 
 int RunBench(const std::vector<std::string>& args) {
-  static const std::string usage = std::string(kBenchUsageHead) + kModelFlagsHelp;
+  static const std::string usage = std::string(kBenchUsageHead) + ModelFlagsHelp("what the measurements need");
   ParsedArgs parsed = ParseCommandArgs("kiln", "bench", args, usage.c_str(), JoinFlags({kModelFlags, kPerfFlags, {"prompt_lengths", "depths", "no_decode_ahead"}}));
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())

@@ -46,7 +46,7 @@ size_t CommonPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b
 }  // namespace
 
 int RunChat(const std::vector<std::string>& args) {
-  static const std::string usage = std::string(kChatUsageHead) + kModelFlagsHelp + kSamplingFlagsHelp;
+  static const std::string usage = std::string(kChatUsageHead) + ModelFlagsHelp() + kSamplingFlagsHelp;
   ParsedArgs parsed = ParseCommandArgs("kiln", "chat", args, usage.c_str(), JoinFlags({kModelFlags, kSamplingFlags, {"system", "think"}}));
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())

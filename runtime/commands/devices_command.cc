@@ -19,6 +19,8 @@ memory. Fails with a clear message where no driver or GPU is present.
 int RunDevices(const std::vector<std::string>& args) {
   ParsedArgs parsed = ParseCommandArgs("kiln", "devices", args, kDevicesUsage, {});
   if (parsed.exit_code) return *parsed.exit_code;
+  if (!parsed.positional.empty())
+    return FailCommand("kiln", "devices", UsageError("unexpected argument '" + parsed.positional[0] + "'"));
   absl::StatusOr<const cuda::Driver*> driver = cuda::Driver::Get();
   if (!driver.ok()) return FailCommand("kiln", "devices", driver.status());
   const int v = (*driver)->version();

@@ -72,6 +72,7 @@ absl::StatusOr<Profile> Measure(GroupBy group) {
   o.reps = absl::GetFlag(FLAGS_reps);
   o.warmup = kWarmupSteps;
   o.profile_steps = o.steps;
+  if (o.depths[0] < 0) return absl::InvalidArgumentError(absl::StrCat("--depth ", o.depths[0], " is negative"));
   const int64_t chunk_flag = absl::GetFlag(FLAGS_prompt_length);
   if (chunk_flag < 0) return absl::InvalidArgumentError(absl::StrCat("--prompt-length ", chunk_flag, " is negative"));
   o.prompt_lengths = {std::max<int64_t>(chunk_flag, 1)};
@@ -137,7 +138,7 @@ std::string ProfileJson(const Profile& p) {
 }  // namespace
 
 int RunProfile(const std::vector<std::string>& args) {
-  static const std::string usage = std::string(kProfileUsageHead) + kModelFlagsHelp;
+  static const std::string usage = std::string(kProfileUsageHead) + ModelFlagsHelp("what the measurements need");
   ParsedArgs parsed = ParseCommandArgs("kiln", "profile", args, usage.c_str(), JoinFlags({kModelFlags, kPerfFlags, {"depth", "prompt_length", "by", "attribution"}}));
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())

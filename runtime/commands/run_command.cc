@@ -42,7 +42,7 @@ int Fail(const absl::Status& s) { return FailCommand("kiln", "run", s); }
 }  // namespace
 
 int RunRun(const std::vector<std::string>& args) {
-  static const std::string usage = std::string(kRunUsageHead) + kModelFlagsHelp + kSamplingFlagsHelp;
+  static const std::string usage = std::string(kRunUsageHead) + ModelFlagsHelp() + kSamplingFlagsHelp;
   ParsedArgs parsed = ParseCommandArgs("kiln", "run", args, usage.c_str(), JoinFlags({kModelFlags, kSamplingFlags, {"prompt", "tokens", "chat", "think", "dump_logits", "ignore_eos"}}));
   if (parsed.exit_code) return *parsed.exit_code;
   if (!parsed.positional.empty())
@@ -53,9 +53,17 @@ int RunRun(const std::vector<std::string>& args) {
   if (absl::Status s = CheckOutputPath("--dump-logits", dump_path, {absl::GetFlag(FLAGS_bundle), absl::GetFlag(FLAGS_model)});
       !s.ok())
     return Fail(s);
+  if (absl::Status s = CheckPromptFlags(absl::GetFlag(FLAGS_prompt), absl::GetFlag(FLAGS_tokens), absl::GetFlag(FLAGS_chat));
+      !s.ok())
+    return Fail(s);
   const bool ids_mode = !absl::GetFlag(FLAGS_tokens).empty();
-  if (ids_mode && !absl::GetFlag(FLAGS_prompt).empty())
-    return Fail(UsageError("give either --prompt or --tokens, not both"));
+  // Token ids that do not parse are a usage error, found before any file is opened.
+  std::vector<int32_t> ids_flag;
+  if (ids_mode) {
+    absl::StatusOr<std::vector<int32_t>> ids = ParseTokenList(absl::GetFlag(FLAGS_tokens));
+    if (!ids.ok()) return Fail(ids.status());
+    ids_flag = *std::move(ids);
+  }
   absl::StatusOr<Sampler> sampler = SamplerFromFlags(SamplingDefaults{0.0f, 0.95f});
   if (!sampler.ok()) return Fail(sampler.status());
 
@@ -70,7 +78,7 @@ int RunRun(const std::vector<std::string>& args) {
   };
   auto build_prompt = [&](const Manifest& m, const tokenizer::Tokenizer& tok) -> absl::Status {
     if (ids_mode) {
-      ASSIGN_OR_RETURN(prompt, ParseTokenList(absl::GetFlag(FLAGS_tokens)));
+      prompt = ids_flag;
     } else {
       std::string text = absl::GetFlag(FLAGS_prompt);
       const bool chat = absl::GetFlag(FLAGS_chat);

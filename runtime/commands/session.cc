@@ -27,12 +27,13 @@ ABSL_FLAG(bool, think, true, "chat: let the model think first (--no-think pre-fi
 
 namespace kiln::runtime {
 
-const char kModelFlagsHelp[] = R"(  -b, --bundle X.kiln   the compiled bundle
-  -m, --model X.gguf    the GGUF the bundle was compiled for (weights)
-  -c, --ctx-size N      context size in tokens (default: the model's)
-  --allow-ptx-jit       JIT the bundle's PTX if it has no cubin for this GPU
-  --gpu N               GPU ordinal (default 0)
-)";
+std::string ModelFlagsHelp(absl::string_view context_default) {
+  return absl::StrCat("  -b, --bundle X.kiln   the compiled bundle\n",
+                      "  -m, --model X.gguf    the GGUF the bundle was compiled for (weights)\n",
+                      "  -c, --ctx-size N      context size in tokens (default: ", context_default, ")\n",
+                      "  --allow-ptx-jit       JIT the bundle's PTX if it has no cubin for this GPU\n",
+                      "  --gpu N               GPU ordinal (default 0)\n");
+}
 
 const char kSamplingFlagsHelp[] = R"(  -n, --n-predict N     tokens to generate (default -1: until end of generation)
   --temp T              temperature; 0 = greedy

@@ -12,6 +12,7 @@
 
 #include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "models/gguf/gguf_file.h"
 #include "models/tokenizer/tokenizer.h"
 #include "runtime/bundle/bundle_reader.h"
@@ -28,7 +29,9 @@ namespace kiln::runtime {
 
 // Usage text for the flags of every command that opens a session (bundle,
 // model, context, GPU), and of those that generate (length, sampling).
-extern const char kModelFlagsHelp[];
+// `context_default` is what -c defaults to ("the model's"; kiln bench and
+// profile: what they measure).
+std::string ModelFlagsHelp(absl::string_view context_default = "the model's");
 extern const char kSamplingFlagsHelp[];
 // The flags those two describe (ParseCommandArgs' lists).
 extern const std::vector<absl::string_view> kModelFlags;

@@ -37,8 +37,10 @@ absl::Status CheckBenchOptions(const BenchOptions& o) {
   for (int64_t d : o.depths)
     if (d < 0) return absl::InvalidArgumentError(absl::StrCat("depth ", d, " is negative"));
   if (o.steps < 1) return absl::InvalidArgumentError(absl::StrCat("--steps ", o.steps, " must be at least 1"));
-  if (o.warmup < 1 || o.profile_steps < 1 || o.reps < 1)
-    return absl::InvalidArgumentError("warm-up steps, profiled steps and repetitions must be at least 1");
+  if (o.reps < 1) return absl::InvalidArgumentError(absl::StrCat("--reps ", o.reps, " must be at least 1"));
+  if (o.warmup < 1 || o.profile_steps < 1)
+    return absl::InvalidArgumentError(absl::StrCat("warm-up steps (", o.warmup, ") and profiled steps (",
+                                                   o.profile_steps, ") must be at least 1"));
   return absl::OkStatus();
 }
 

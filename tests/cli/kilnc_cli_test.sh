@@ -85,8 +85,8 @@ check "stop-after dumps up to fuse" bash -c "test -s '$T/dump/003-fuse.kir' && t
 "$KILNC" compile "$T/c_Q8_0.gguf" --dump-dir "$T/dump2" --stop-after=fuse 2>/dev/null
 check "dumps are byte-identical between runs" diff -r "$T/dump" "$T/dump2" -x index.tsv
 expect_error "unknown pass" "no-such-pass" "$KILNC" compile "$T/c_Q8_0.gguf" --stop-after=no-such-pass
-expect_error "tune --samples 0" "--samples must be at least 1" "$KILNC" tune -m "$T/c_Q8_0.gguf" --samples 0
-expect_error "tune --candidate_timeout 0" "--candidate_timeout must be positive" \
+expect_error "tune --samples 0" "--samples 0 must be at least 1" "$KILNC" tune -m "$T/c_Q8_0.gguf" --samples 0
+expect_error "tune --candidate_timeout 0" "--candidate-timeout 0 must be positive" \
   "$KILNC" tune -m "$T/c_Q8_0.gguf" --candidate_timeout 0s
 SCHED=$(cd "$(dirname "$0")/../../schedules" && pwd)
 check "--schedules with the shipped sm_90 table gives the same bundle" \
@@ -167,16 +167,18 @@ expect_error "token out of vocabulary" "outside the vocabulary" "$KILNC" referen
 check "help exits 0" bash -c "'$KILNC' reference --help >/dev/null"
 
 # Usage errors: the command's own flags only, exit 2, the flag named.
-usage_error() {  # usage_error <description> <needle> <command...>
-  local what=$1 needle=$2; shift 2
+exits_with() {  # exits_with <code> <description> <needle> <command...>
+  local code=$1 what=$2 needle=$3; shift 3
   local out rc
   out=$("$@" 2>&1); rc=$?
-  if [ $rc -eq 2 ] && grep -qF -- "$needle" <<<"$out"; then
+  if [ $rc -eq "$code" ] && grep -qF -- "$needle" <<<"$out"; then
     echo "ok   $what"; passes=$((passes + 1))
   else
     echo "FAIL $what (rc=$rc): $out"; fails=$((fails + 1))
   fi
 }
+usage_error() { exits_with 2 "$@"; }  # usage_error <description> <needle> <command...>: exit 2
+value_error() { exits_with 1 "$@"; }  # value_error <description> <needle> <command...>: a value out of range, exit 1
 usage_error "another command's flag" "kilnc inspect: error: unknown flag '--json'" "$KILNC" inspect "$T/m.gguf" --json
 usage_error "Abseil's own flags are not ours" "unknown flag '--helpfull'" "$KILNC" compile "$T/m.gguf" --helpfull
 usage_error "a bad value" "bad value 'abc' for flag '-s'" "$KILNC" synth -s abc -o "$T/x.gguf"
@@ -189,7 +191,28 @@ usage_error "a value not among the choices (--prefill-logits)" "expected all or 
   "$KILNC" compile "$T/m.gguf" --prefill-logits some -o "$T/x.kiln"
 usage_error "a value not among the choices (--families)" "cannot tune 'gemm'" "$KILNC" tune --families gemm --export "$T/x.txtpb"
 usage_error "two texts to tokenize" "expected exactly one text argument" "$KILNC" tokenize -m "$T/m.gguf" a b
-usage_error "no prompt" "empty prompt (use -p or --tokens)" "$KILNC" reference -m "$T/m.gguf"
+usage_error "no prompt" "no prompt (use -p TEXT or --tokens 1,2,3)" "$KILNC" reference -m "$T/m.gguf"
+usage_error "a value not among the choices (--target)" "--target: unsupported GPU target 'sm_99'" \
+  "$KILNC" compile "$T/m.gguf" --target sm_99
+usage_error "a value not among the choices (tune --target)" "--target: unsupported GPU target 'sm_99'" \
+  "$KILNC" tune --export "$T/x.txtpb" --target sm_99
+usage_error "a value not among the choices (--stop-after)" "--stop-after: no pass named 'bogus'" \
+  "$KILNC" compile "$T/m.gguf" --stop-after bogus
+usage_error "a value not among the choices (--disable-passes)" "--disable-passes: no pass named 'bogus'" \
+  "$KILNC" compile "$T/m.gguf" --disable-passes fuse,bogus
+usage_error "a value not among the choices (--preset)" "unknown preset '99b'" "$KILNC" synth --preset 99b -o "$T/x.gguf"
+usage_error "token ids that do not parse" "bad token id 'abc' in --tokens" "$KILNC" reference -m "$T/m.gguf" --tokens abc
+usage_error "a prompt and token ids" "give either --prompt or --tokens, not both" \
+  "$KILNC" reference -m "$T/m.gguf" --tokens 1 -p hi
+usage_error "--chat with token ids" "--chat renders a text prompt" "$KILNC" reference -m "$T/m.gguf" --tokens 1 --chat
+usage_error "tune-worker takes no argument" "unexpected argument 'extra'" "$KILNC" tune-worker extra
+usage_error "tune-worker run by hand" "which are not open here" "$KILNC" tune-worker
+value_error "a negative context" "--ctx-size must be >= 0, got -5" "$KILNC" reference -m "$T/m.gguf" -p hi -c -5
+value_error "tune --top 0" "--top 0 must be at least 1" "$KILNC" tune --candidates "$T/cands" --top 0
+value_error "tune --limit -1, before the model is read" "--limit -1 must not be negative" \
+  "$KILNC" tune -m "$T/nope.gguf" --limit -1
+value_error "tune --budget -5m" "--budget -5m must not be negative" "$KILNC" tune -m "$T/m.gguf" --budget -5m
+value_error "help that cannot be written" "cannot write to standard output" bash -c "'$KILNC' --help > /dev/full"
 # A value starting with '-' is taken as it is: the same logits as the '=' form.
 "$KILNC" reference -m "$T/m.gguf" -p "- well-known e-mail" -n 0 --dump-logits "$T/d1.npy" >/dev/null 2>&1
 "$KILNC" reference -m "$T/m.gguf" "--prompt=- well-known e-mail" -n 0 --dump-logits "$T/d2.npy" >/dev/null 2>&1

@@ -207,11 +207,21 @@ TEST_F(KilnRunTest, MissingInputsAreOneLineErrors) {
   EXPECT_EQ(o.code, 1);
   EXPECT_THAT(o.err, StartsWith("kiln chat: error: "));
   EXPECT_THAT(o.err, HasSubstr(absl::StrCat(dir_, "/nope.kiln")));
-  o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "--top-p", "0"});
+  o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "-p", "hi", "--top-p", "0"});
   EXPECT_EQ(o.err, "kiln run: error: --top-p must be in (0, 1], got 0\n");
   o = Kiln(RunRun, {"-b", kiln_path_, "-m", gguf_path_, "-p", "a", "--tokens", "1"});
   EXPECT_EQ(o.code, 2);
   EXPECT_THAT(o.err, HasSubstr("give either --prompt or --tokens"));
+  // The prompt flags are usage errors found before any file is opened.
+  o = Kiln(RunRun, {"-b", dir_ + "/nope.kiln", "-m", gguf_path_});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err, "kiln run: error: no prompt (use -p TEXT or --tokens 1,2,3)\n");
+  o = Kiln(RunRun, {"-b", dir_ + "/nope.kiln", "-m", gguf_path_, "--tokens", "1,x"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err, "kiln run: error: bad token id 'x' in --tokens\n");
+  o = Kiln(RunRun, {"-b", dir_ + "/nope.kiln", "-m", gguf_path_, "--tokens", "1", "--chat"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_THAT(o.err, HasSubstr("--chat renders a text prompt"));
 }
 
 TEST_F(KilnRunTest, BenchAndProfileHelpAndArgumentErrors) {
@@ -230,6 +240,14 @@ TEST_F(KilnRunTest, BenchAndProfileHelpAndArgumentErrors) {
   EXPECT_THAT(o.err, HasSubstr("--steps 0 must be at least 1"));
   o = Kiln(RunProfile, Files({"--by", "layer"}));
   EXPECT_EQ(o.err, "kiln profile: error: --by layer: want kernel or family\n");
+  o = Kiln(RunBench, Files({"--reps", "0"}));
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kiln bench: error: --reps 0 must be at least 1\n");
+  o = Kiln(RunProfile, Files({"--depth", "-3"}));
+  EXPECT_EQ(o.err, "kiln profile: error: --depth -3 is negative\n");
+  // bench and profile size the context to what they measure.
+  EXPECT_THAT(Kiln(RunProfile, {"--help"}).out, HasSubstr("(default: what the measurements need)"));
+  EXPECT_THAT(Kiln(RunRun, {"--help"}).out, HasSubstr("(default: the model's)"));
   // Checked against the bundle before the GPU is touched: the toy model's
   // context is 256 tokens, its prefill chunk 8.
   o = Kiln(RunBench, Files({"--depths", "0,1000", "--prompt-lengths", "8"}));
@@ -255,6 +273,9 @@ TEST_F(KilnRunTest, WithoutAGpuTheErrorSaysSo) {
   o = Kiln(RunDevices, {});
   EXPECT_EQ(o.code, 1);
   EXPECT_THAT(o.err, StartsWith("kiln devices: error: no NVIDIA driver found"));
+  o = Kiln(RunDevices, {"extra"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err, "kiln devices: error: unexpected argument 'extra'\n");
   o = Kiln(RunBench, Files({"--depths", "0", "--prompt-lengths", "8"}));
   EXPECT_THAT(o.err, StartsWith("kiln bench: error: no NVIDIA driver found"));
   o = Kiln(RunProfile, Files({}));

@@ -95,7 +95,7 @@ check "the others are written" test "$(cut -f1 "$T/x3/index.tsv" | tr '\n' ' ')"
   "matvec_q8_0_planar_4096x4096-0 matvec_q8_0_planar_6144x4096-0 matvec_q8_0_planar_6144x4096-1 "
 expect_error "nothing of the dtypes" "of a shape with an exact entry in the base table (families attention_decode,matvec, dtypes q4_k,q6_k)" \
   tune --dtypes q4_k,q6_k --candidates "$T/x" --cache "$T/v2.tsv"
-expect_error "no schedule a shape" "--top 0: give at least 1" tune --top 0 --candidates "$T/x" --cache "$T/v2.tsv"
+expect_error "no schedule a shape" "--top 0 must be at least 1" tune --top 0 --candidates "$T/x" --cache "$T/v2.tsv"
 expect_error "an unknown family" "cannot tune 'gemm'" tune --families matvec,gemm --candidates "$T/x" --cache "$T/v2.tsv"
 expect_error "a base that is no table" "v2.tsv:2:8: Message type" tune --base "$T/v2.tsv" --candidates "$T/x" --cache "$T/v2.tsv"
 expect_error "a folder with an earlier run's tables" "not an empty folder" \
