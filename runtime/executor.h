@@ -198,7 +198,7 @@ class Executor {
   // uses, everything before the context.
   std::unique_ptr<cuda::Context> ctx_;
   std::vector<std::unique_ptr<cuda::Module>> modules_;
-  std::unique_ptr<cuda::Module> step_module_;  // kiln's own step-advance kernel
+  std::unique_ptr<cuda::Module> step_module_;  // kiln's own kernels (step_kernels.h)
   std::vector<cuda::Function> functions_;      // per Manifest.kernels
   cuda::Function advance_;
   cuda::Function hold_;                        // kiln_hold, before a profiled plan

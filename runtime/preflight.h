@@ -63,9 +63,8 @@ struct MemoryPlan {
 absl::StatusOr<MemoryPlan> PlanMemory(const Manifest& m, int64_t context);
 
 // ResourceExhausted when the plan does not fit in `free_bytes`:
-// "context 40960 needs 12.3 GB of GPU memory, 9.1 GB free on NVIDIA X; the
-// largest context that fits is --ctx-size 16384" (or that the weights alone
-// do not fit).
+// "context 40960 needs 12.3 GB of GPU memory, 9.1 GB free on NVIDIA X; rerun
+// with --ctx-size 16384 or less" (or that even --ctx-size 1 does not fit).
 absl::Status CheckMemoryFits(const Manifest& m, const MemoryPlan& plan, uint64_t free_bytes,
                              const std::string& gpu_name);
 

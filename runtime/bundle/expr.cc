@@ -15,8 +15,8 @@ absl::Status CheckExprWellFormed(const Expr& e) {
   // least values (T >= 1 and C >= 1 wherever they appear): e.g. the offset
   // (T - 1) * row of a step's last row.
   if (e.constant() < 0 && (e.t() > 0 || e.c() > 0 ? e.constant() + e.t() + e.c() < 0 : true))
-    return absl::InvalidArgumentError(
-        absl::StrCat("expression ", ExprToString(e), " has a negative coefficient"));
+    return absl::InvalidArgumentError(absl::StrCat("expression ", ExprToString(e),
+                                                   " has a negative constant its T and C terms do not cover"));
   if (e.div() < 0)
     return absl::InvalidArgumentError(
         absl::StrCat("expression ", ExprToString(e), " has a negative divisor ", e.div()));

@@ -20,9 +20,11 @@ struct ExprEnv {
   int64_t c = 0;  // C: max context the runtime was started with
 };
 
-// Checks the shape of `e` alone: every coefficient and the constant are
-// non-negative, div is non-negative. With that, the value never decreases
-// when T, P or C grow, which is what lets the validator bound it once.
+// Checks the shape of `e` alone: every coefficient is non-negative, the
+// constant too unless the T and C terms cover it at T = C = 1 (the offset
+// (T - 1) * row of a step's last row), div is non-negative. With that, the
+// value never decreases when T, P or C grow, which is what lets the
+// validator bound it once.
 absl::Status CheckExprWellFormed(const Expr& e);
 
 // Evaluates `e` at `env`. InvalidArgument if `e` is not well-formed, an env

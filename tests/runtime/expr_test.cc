@@ -66,11 +66,18 @@ TEST(ExprTest, SumOverflowIsAnError) {
 
 TEST(ExprTest, NegativeCoefficientsAndDivisorAreRejected) {
   EXPECT_TRUE(Evaluate(MakeExpr(1, 2, 3, 4, 5), {1, 1, 1}).ok());
-  for (const Expr& e : {MakeExpr(-1), MakeExpr(0, -1), MakeExpr(0, 0, -1), MakeExpr(0, 0, 0, -1)}) {
+  for (const Expr& e : {MakeExpr(0, -1), MakeExpr(0, 0, -1), MakeExpr(0, 0, 0, -1)}) {
     absl::StatusOr<int64_t> v = Evaluate(e, {1, 1, 1});
     ASSERT_FALSE(v.ok()) << ExprToString(e);
     EXPECT_THAT(v.status().message(), HasSubstr("negative coefficient"));
   }
+  // A negative constant only where T and C terms cover it at T = C = 1.
+  for (const Expr& e : {MakeExpr(-1), MakeExpr(-3, 2)}) {
+    absl::StatusOr<int64_t> v = Evaluate(e, {1, 1, 1});
+    ASSERT_FALSE(v.ok()) << ExprToString(e);
+    EXPECT_THAT(v.status().message(), HasSubstr("negative constant its T and C terms do not cover"));
+  }
+  EXPECT_TRUE(Evaluate(MakeExpr(-2, 2), {1, 1, 1}).ok());
   absl::StatusOr<int64_t> v = Evaluate(MakeExpr(1, 0, 0, 0, -2), {});
   ASSERT_FALSE(v.ok());
   EXPECT_THAT(v.status().message(), HasSubstr("negative divisor -2"));

@@ -341,8 +341,8 @@ std::vector<Case> Cases() {
        {}},
       {"BytesReadPerPositionNegative",
        [](Manifest& m) { *m.mutable_kernels(1)->mutable_bytes_read_per_position() = MakeExpr(-5); },
-       {"kernel 1 ('tiny_step'): bytes_read_per_position: expression -5 has a negative "
-        "coefficient"}},
+       {"kernel 1 ('tiny_step'): bytes_read_per_position: expression -5 has a negative constant its T and C "
+        "terms do not cover"}},
       // Launches.
       {"LaunchKernelOutOfRange",
        [](Manifest& m) { PrefillStep(m).set_kernel(2); },
@@ -368,7 +368,7 @@ std::vector<Case> Cases() {
        {"decode launch 0 (kernel 'tiny_step'): grid_x = P is 0"}},
       {"GridNegative",
        [](Manifest& m) { *DecodeStep(m).mutable_grid_x() = MakeExpr(-1); },
-       {"decode launch 0 (kernel 'tiny_step'): grid_x: expression -1 has a negative coefficient"}},
+       {"decode launch 0 (kernel 'tiny_step'): grid_x: expression -1 has a negative constant its T and C terms do not cover"}},
       {"LoadGridOfTIsZero",
        [](Manifest& m) {
          *m.mutable_load()->mutable_launches(0)->mutable_grid_x() = MakeExpr(0, 1);
