@@ -4,6 +4,7 @@
 #include "compiler/bundle_writer.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/lower/lower_to_kernels.h"
+#include "models/tokenizer/tokenizer.h"
 #include "models/vocab_from_gguf.h"
 #include "support/status_macros.h"
 
@@ -14,6 +15,9 @@ absl::StatusOr<BundleSummary> CompileBundle(const ir::Module& module, const gguf
                                             const std::string& output) {
   ASSIGN_OR_RETURN(codegen::Target target, codegen::Target::FromName(options.target));
   ASSIGN_OR_RETURN(tokenizer::Vocab vocab, models::ReadVocab(file));
+  // What the runtime will build from the bundle, checked now: a vocabulary
+  // kiln cannot tokenize with makes no bundle.
+  RETURN_IF_ERROR(tokenizer::Tokenizer::Create(vocab).status());
   LowerOptions lo;
   lo.target = target;
   lo.max_prefill_tokens = std::min<int64_t>(options.max_prefill_tokens, config.context_length);

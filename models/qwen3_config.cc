@@ -5,8 +5,10 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "models/qwen3_tensors.h"
 #include "models/quant/dequantize.h"
 #include "support/status_macros.h"
@@ -198,6 +200,19 @@ absl::StatusOr<Qwen3Config> ReadQwen3Config(const GgufFile& f) {
 }
 
 absl::Status CheckQwen3Tensors(const GgufFile& f, const Qwen3Config& c) {
+  // A layer past block_count means the key and the tensors disagree on the
+  // model (llama.cpp refuses such files too): running the first layers alone
+  // would be a different model.
+  for (const gguf::TensorInfo& t : f.tensors()) {
+    int64_t layer = -1;
+    absl::string_view rest = t.name;
+    if (!absl::ConsumePrefix(&rest, "blk.")) continue;
+    const size_t dot = rest.find('.');
+    if (dot == absl::string_view::npos || !absl::SimpleAtoi(rest.substr(0, dot), &layer)) continue;
+    if (layer >= c.n_layer)
+      return absl::InvalidArgumentError(absl::StrCat("tensor '", t.name, "' belongs to layer ", layer,
+                                                     ", but qwen3.block_count is ", c.n_layer));
+  }
   for (const ExpectedTensor& e : ExpectedQwen3Tensors(c)) {
     const gguf::TensorInfo* t = f.FindTensor(e.name);
     if (t == nullptr) return absl::InvalidArgumentError(absl::StrCat("missing tensor '", e.name, "'"));

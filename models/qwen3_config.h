@@ -56,7 +56,8 @@ YarnRamp YarnRampOf(const Qwen3Config& config);
 absl::StatusOr<Qwen3Config> ReadQwen3Config(const gguf::GgufFile& file);
 
 // Every tensor of the model present, with the right shape and a type kiln
-// can read; errors name the tensor. Unknown extra tensors are allowed.
+// can read; errors name the tensor. Unknown extra tensors are allowed, but
+// not those of a layer past block_count.
 absl::Status CheckQwen3Tensors(const gguf::GgufFile& file, const Qwen3Config& config);
 
 // Weight bytes a decode step reads: every matrix and norm, the output

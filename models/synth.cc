@@ -47,21 +47,18 @@ constexpr std::array<Preset, 7> kPresets = {{
 }};
 
 absl::StatusOr<tokenizer::Vocab> LoadVocab(const SynthOptions& o) {
-  std::string path = o.tokenizer;
-  if (path.empty()) {
+  const std::vector<std::string> files = TokenizerFiles(o);
+  if (files.empty()) {
     if (o.preset == "tiny") return TinyVocab();
-    path = DefaultTokenizerPath();
-    if (path.empty())
-      return absl::FailedPreconditionError(absl::StrCat(
-          "preset '", o.preset, "' needs the real Qwen3 vocabulary: pass --tokenizer "
-          "(tokenizer.json or a Qwen3 .gguf) or run tools/fetch_tokenizer.sh"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "preset '", o.preset, "' needs the real Qwen3 vocabulary: pass --tokenizer "
+        "(tokenizer.json or a Qwen3 .gguf) or run tools/fetch_tokenizer.sh"));
   }
-  if (absl::EndsWith(path, ".gguf")) {
-    ASSIGN_OR_RETURN(auto f, gguf::GgufFile::Open(path));
+  if (files.size() == 1) {
+    ASSIGN_OR_RETURN(auto f, gguf::GgufFile::Open(files[0]));
     return ReadVocab(*f);
   }
-  std::string dir = path.substr(0, path.find_last_of('/') + 1);
-  return tokenizer::VocabFromHfJson(path, dir + "tokenizer_config.json", kQwen3Vocab);
+  return tokenizer::VocabFromHfJson(files[0], files[1], kQwen3Vocab);
 }
 
 
@@ -101,6 +98,17 @@ absl::StatusOr<Qwen3Config> PresetConfig(const std::string& preset) {
 std::string DefaultTokenizerPath() {
   if (const char* env = std::getenv("KILN_TOKENIZER"); env != nullptr && *env) return env;
   return KILN_DEFAULT_TOKENIZER;
+}
+
+std::vector<std::string> TokenizerFiles(const SynthOptions& o) {
+  std::string path = o.tokenizer;
+  if (path.empty()) {
+    if (o.preset == "tiny") return {};
+    path = DefaultTokenizerPath();
+    if (path.empty()) return {};
+  }
+  if (absl::EndsWith(path, ".gguf")) return {path};
+  return {path, path.substr(0, path.find_last_of('/') + 1) + "tokenizer_config.json"};
 }
 
 absl::Status WriteSyntheticModel(const SynthOptions& o, const std::string& path) {

@@ -40,6 +40,9 @@ absl::Status WriteSyntheticModel(const SynthOptions& options, const std::string&
 // Where the install step puts the real Qwen3 tokenizer.json (env
 // KILN_TOKENIZER overrides).
 std::string DefaultTokenizerPath();
+// The files WriteSyntheticModel reads for `o`'s vocabulary: none for tiny's
+// own; the .gguf; or tokenizer.json and the tokenizer_config.json beside it.
+std::vector<std::string> TokenizerFiles(const SynthOptions& o);
 
 }  // namespace kiln::models
 

@@ -12,8 +12,10 @@ namespace kiln {
 
 // InvalidArgument naming `what` (the output's flag, e.g. "-o") when `output`
 // exists and is the same file as one of `inputs` (the same device and
-// inode: a hard link or another spelling of the path counts), is a folder,
-// or lies in a folder that does not exist or cannot be written. Empty paths
+// inode: a hard link or another spelling of the path counts), is a folder
+// or another file that is not a regular one (a device, FIFO or socket: the
+// complete file is renamed over the path), or lies in a folder that does not
+// exist or cannot be written. Empty paths
 // and missing inputs are skipped. The write itself still reports what goes
 // wrong later (a full disk).
 absl::Status CheckOutputPath(const std::string& what, const std::string& output,

@@ -22,7 +22,7 @@ common=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root" -Wall -Wno-unused-pa
 # whatever the order; only the objects actually needed are linked.
 absl=(-Wl,--start-group "$libdir"/libabsl_*.a -Wl,--end-group -lpthread)
 gguf_srcs=(models/gguf/ggml_type.cc models/gguf/gguf_value.cc models/gguf/gguf_reader.cc
-           models/gguf/gguf_writer.cc support/mapped_file.cc)
+           models/gguf/gguf_writer.cc support/mapped_file.cc support/write_file.cc)
 
 echo "building $out/gguf_fuzz"
 "$cxx" "${common[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

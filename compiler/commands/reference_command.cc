@@ -21,7 +21,7 @@ ABSL_FLAG(bool, chat, false, "wrap the prompt in the chat template (one user tur
 ABSL_FLAG(bool, think, true, "with --chat: let the model think (false pre-fills an empty think block)");
 ABSL_FLAG(bool, ignore_eos, false, "keep generating past end-of-generation tokens");
 ABSL_FLAG(bool, kv_f16, false, "round the KV cache through fp16 like the GPU runtime");
-ABSL_FLAG(int, ctx_size, 0, "context size (-c); 0 = prompt + n_predict");
+ABSL_FLAG(int, ctx_size, 0, "context size (-c); 0 = what the prompt and n_predict need");
 
 namespace kiln::compiler {
 
@@ -39,7 +39,7 @@ oracle the compiled model is checked against. Streams the text to stdout.
                       row i holds the logits after feeding token i
   --ignore-eos        do not stop at end-of-generation tokens
   --kv-f16            round cached keys/values through fp16
-  -c, --ctx-size N    context size (default 0: prompt + n-predict)
+  -c, --ctx-size N    context size, at most the model's (default 0: what the prompt and -n need)
   -t, --threads N     CPU threads (default: all cores)
 )";
 
@@ -70,7 +70,7 @@ int RunReference(const std::vector<std::string>& args) {
       co.enable_thinking = absl::GetFlag(FLAGS_think);
       text = tokenizer::RenderChat({{"user", text}}, co);
     }
-    prompt = (*tok)->Encode(text, absl::GetFlag(FLAGS_chat));
+    prompt = (*tok)->EncodePrompt(text, absl::GetFlag(FLAGS_chat));
   }
   if (prompt.empty()) return Fail("reference", UsageError("empty prompt (use -p or --tokens)"));
   const int n_predict = absl::GetFlag(FLAGS_n_predict);
@@ -84,13 +84,26 @@ int RunReference(const std::vector<std::string>& args) {
   if (!threads.ok()) return Fail("reference", threads.status());
   ro.threads = *threads;
   ro.kv_f16 = absl::GetFlag(FLAGS_kv_f16);
-  ro.max_context = absl::GetFlag(FLAGS_ctx_size) > 0 ? absl::GetFlag(FLAGS_ctx_size)
-                                                    : static_cast<int64_t>(prompt.size()) + n_predict;
+  const std::string dump = absl::GetFlag(FLAGS_dump_logits);
+  if (absl::Status s = CheckOutputPath("--dump-logits", dump, {(*file)->name()}); !s.ok()) return Fail("reference", s);
+  // Positions fed: the prompt, then every generated token but the last (the
+  // last too when its logits are dumped). Checked before anything is run.
+  const int64_t need = static_cast<int64_t>(prompt.size()) + (n_predict == 0 ? 0 : n_predict - (dump.empty() ? 1 : 0));
+  const int64_t ctx_flag = absl::GetFlag(FLAGS_ctx_size);
+  const std::string what = absl::StrCat("the prompt (", prompt.size(), " tokens) and ", n_predict,
+                                        " generated tokens need ", need, " positions");
+  if (ctx_flag > config->context_length)
+    return Fail("reference", absl::InvalidArgumentError(absl::StrCat(
+                                 "--ctx-size ", ctx_flag, " exceeds the model's context length ", config->context_length)));
+  if (ctx_flag > 0 && need > ctx_flag)
+    return Fail("reference", absl::InvalidArgumentError(absl::StrCat(what, ", more than --ctx-size ", ctx_flag)));
+  if (need > config->context_length)
+    return Fail("reference", absl::InvalidArgumentError(
+                                 absl::StrCat(what, ", more than the model's context length ", config->context_length)));
+  ro.max_context = ctx_flag > 0 ? ctx_flag : std::max<int64_t>(need, 1);
   auto model = models::ReferenceModel::Create(**file, *config, ro);
   if (!model.ok()) return Fail("reference", model.status());
 
-  const std::string dump = absl::GetFlag(FLAGS_dump_logits);
-  if (absl::Status s = CheckOutputPath("--dump-logits", dump, {(*file)->name()}); !s.ok()) return Fail("reference", s);
   std::vector<float> all_logits;
   std::vector<int32_t> generated;
   tokenizer::StreamDecoder stream(**tok);
@@ -109,8 +122,8 @@ int RunReference(const std::vector<std::string>& args) {
     }
     bool stop = (*tok)->IsEog(next) && !absl::GetFlag(FLAGS_ignore_eos);
     // Feed the token even when stopping if logits are dumped, so every
-    // generated token has its row.
-    if (stop && dump.empty()) break;
+    // generated token has its row; otherwise the last one is not fed.
+    if ((stop || static_cast<int64_t>(generated.size()) == n_predict) && dump.empty()) break;
     logits = (*model)->Forward({next});
     if (stop) {
       if (logits.ok()) all_logits.insert(all_logits.end(), logits->begin(), logits->end());

@@ -60,7 +60,7 @@ int RunSynth(const std::vector<std::string>& args) {
   if (absl::Status s = CheckPositionals(parsed.positional, out.empty() ? 1 : 0); !s.ok()) return Fail("synth", s);
   if (out.empty() && !parsed.positional.empty()) out = parsed.positional.front();
   if (out.empty()) return Fail("synth", UsageError("no output file (use -o out.gguf)"));
-  if (absl::Status s = CheckOutputPath("-o", out, {o.tokenizer}); !s.ok()) return Fail("synth", s);
+  if (absl::Status s = CheckOutputPath("-o", out, models::TokenizerFiles(o)); !s.ok()) return Fail("synth", s);
   ProgressLine progress(absl::StrCat("synth ", o.preset, " ", std::string(models::RecipeName(o.recipe))));
   o.progress = [&](uint64_t done, uint64_t total) { progress.Update(done, total); };
   auto start = std::chrono::steady_clock::now();

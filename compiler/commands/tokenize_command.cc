@@ -15,7 +15,9 @@ namespace kiln::compiler {
 
 constexpr char kTokenizeUsage[] = R"(usage: kilnc tokenize -m X.gguf [--json] [--parse-special] "text"
 
-Prints the token ids of the text, space-separated on one line.
+Prints the token ids of the text, space-separated on one line (the text's
+own: no BOS, which kiln run and kilnc reference put first where the
+vocabulary says add_bos).
   --json            {"ids": [...], "pieces": [...]} instead
   --parse-special   special-token texts (<|im_start|>, ...) become their ids
 )";

@@ -15,6 +15,7 @@
 #include "compiler/lower/lower_load.h"
 #include "compiler/lower/lowering_context.h"
 #include "ir/printer.h"
+#include "models/tokenizer/utf8.h"
 #include "runtime/bundle/model_keys.h"
 #include "support/status_macros.h"
 
@@ -600,13 +601,18 @@ void FillConfig(const models::Qwen3Config& c, runtime::ModelConfig& m) {
 
 // The GGUF's model keys (runtime/bundle/model_keys.h), which define the
 // model the kernels compute.
-void FillModelKeys(const gguf::GgufFile& file, runtime::Manifest& m) {
+absl::Status FillModelKeys(const gguf::GgufFile& file, runtime::Manifest& m) {
   for (const auto& [key, value] : file.metadata()) {
     if (!runtime::IsModelKey(key)) continue;
+    std::string text = value.ExactString();
+    // The bundle's strings are UTF-8, as GGUF's must be.
+    if (!tokenizer::IsValidUtf8(text))
+      return absl::InvalidArgumentError(absl::StrCat("metadata '", key, "' is not valid UTF-8"));
     runtime::ModelKey* k = m.add_model_keys();
     k->set_key(key);
-    k->set_value(value.ExactString());
+    k->set_value(std::move(text));
   }
+  return absl::OkStatus();
 }
 
 void FillTokenizer(const tokenizer::Vocab& v, runtime::Tokenizer& t) {
@@ -637,7 +643,7 @@ absl::StatusOr<LoweredModel> LowerToKernels(const ir::Module& module, const gguf
   m.set_producer("kilnc");
   m.set_target(options.target.Name());
   FillConfig(config, *m.mutable_config());
-  FillModelKeys(file, m);
+  RETURN_IF_ERROR(FillModelKeys(file, m));
   FillTokenizer(vocab, *m.mutable_tokenizer());
 
   const int64_t T = options.max_prefill_tokens;

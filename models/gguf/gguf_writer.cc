@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "support/status_macros.h"
+#include "support/write_file.h"
 
 namespace kiln::gguf {
 namespace {
@@ -305,9 +306,9 @@ absl::StatusOr<std::vector<uint8_t>> GgufWriter::WriteToMemory() const {
 
 absl::Status GgufWriter::Write(const std::string& path, int threads) const {
   ASSIGN_OR_RETURN(Layout layout, Plan());
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot create '", tmp, "'"));
+  ASSIGN_OR_RETURN(TempFile temp, CreateTempBeside(path));
+  const int fd = temp.fd;
+  const std::string& tmp = temp.path;
 
   // Reserve the space up front so a full disk fails before minutes of
   // producing data; file systems without fallocate just skip it. ftruncate

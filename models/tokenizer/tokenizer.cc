@@ -10,6 +10,7 @@
 #include "models/tokenizer/bpe.h"
 #include "models/tokenizer/byte_level.h"
 #include "models/tokenizer/pretokenize.h"
+#include "models/tokenizer/utf8.h"
 #include "models/tokenizer/special_split.h"
 #include "models/tokenizer/utf8.h"
 #include "support/status_macros.h"
@@ -57,6 +58,15 @@ absl::Status Validate(const Vocab& v) {
                                                      "\" has unknown token type ", t));
     }
   }
+  // GGUF strings are UTF-8 (so are the bundle's, which protobuf checks):
+  // a byte-level BPE vocabulary is printable text throughout.
+  for (size_t i = 0; i < v.tokens.size(); ++i)
+    if (!IsValidUtf8(v.tokens[i]))
+      return absl::InvalidArgumentError(absl::StrCat("token ", i, " is not valid UTF-8"));
+  for (size_t i = 0; i < v.merges.size(); ++i)
+    if (!IsValidUtf8(v.merges[i]))
+      return absl::InvalidArgumentError(absl::StrCat("tokenizer merge ", i, " is not valid UTF-8"));
+  if (!IsValidUtf8(v.chat_template)) return absl::InvalidArgumentError("the chat template is not valid UTF-8");
   RETURN_IF_ERROR(CheckSpecialId("BOS", v.bos_id, v.tokens.size()));
   RETURN_IF_ERROR(CheckSpecialId("EOS", v.eos_id, v.tokens.size()));
   RETURN_IF_ERROR(CheckSpecialId("padding", v.pad_id, v.tokens.size()));
@@ -140,6 +150,14 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Create(Vocab vocab) {
 
 Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Tokenizer::~Tokenizer() = default;
+
+std::vector<int32_t> Tokenizer::EncodePrompt(std::string_view text, bool parse_special) const {
+  std::vector<int32_t> ids;
+  if (impl_->vocab.add_bos && impl_->vocab.bos_id >= 0) ids.push_back(impl_->vocab.bos_id);
+  const std::vector<int32_t> rest = Encode(text, parse_special);
+  ids.insert(ids.end(), rest.begin(), rest.end());
+  return ids;
+}
 
 std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool parse_special) const {
   std::vector<int32_t> ids;

@@ -30,6 +30,10 @@ class Tokenizer {
   // Nothing is prepended or appended (add_bos/add_eos are off for Qwen, §3.5).
   // Thread-safe: the tokenizer is immutable after Create().
   std::vector<int32_t> Encode(std::string_view text, bool parse_special) const;
+  // What a model is fed for `text` at the start of a sequence: the BOS token
+  // first where the vocabulary says add_bos (not Qwen3's own GGUFs), then
+  // Encode(text). kiln run, kiln chat and kilnc reference feed this.
+  std::vector<int32_t> EncodePrompt(std::string_view text, bool parse_special) const;
   // Bytes of one token (§4): NORMAL maps back through §3.3, USER_DEFINED is
   // its literal text, CONTROL/UNKNOWN are "" unless `render_special`, UNUSED,
   // BYTE and out-of-range ids are "". Bytes may end inside a UTF-8 character.

@@ -77,4 +77,10 @@ size_t CompleteUtf8Prefix(std::string_view bytes) {
   return n;
 }
 
+bool IsValidUtf8(std::string_view text) {
+  for (const Utf8Unit& u : DecodeUtf8(text))
+    if (u.cp == kInvalidUnit) return false;
+  return true;
+}
+
 }  // namespace kiln::tokenizer

@@ -26,6 +26,10 @@ struct Utf8Unit {
 // byte of `text` lands in exactly one unit, in order.
 std::vector<Utf8Unit> DecodeUtf8(std::string_view text);
 
+// Whether `text` is well-formed UTF-8 throughout (DecodeUtf8 gives no
+// kInvalidUnit).
+bool IsValidUtf8(std::string_view text);
+
 // Length of the longest prefix of `bytes` that does not end inside a
 // well-formed but incomplete multi-byte sequence (what a streaming decoder may
 // emit now). Invalid bytes count as complete.

@@ -89,7 +89,7 @@ int RunChat(const std::vector<std::string>& args) {
       continue;
     }
     messages.push_back({"user", std::string(text)});
-    const std::vector<int32_t> ids = tok.Encode(tokenizer::RenderChat(messages, options), /*parse_special=*/true);
+    const std::vector<int32_t> ids = tok.EncodePrompt(tokenizer::RenderChat(messages, options), /*parse_special=*/true);
     if (static_cast<int64_t>(ids.size()) >= ex.context()) {
       std::fprintf(stderr, "kiln: the conversation (%zu tokens) no longer fits the context of %lld tokens; /reset to start over\n",
                    ids.size(), static_cast<long long>(ex.context()));

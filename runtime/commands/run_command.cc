@@ -87,9 +87,7 @@ int RunRun(const std::vector<std::string>& args) {
         co.enable_thinking = absl::GetFlag(FLAGS_think);
         text = tokenizer::RenderChat({{"user", text}}, co);
       }
-      if (tok.vocab().add_bos && tok.vocab().bos_id >= 0) prompt.push_back(tok.vocab().bos_id);
-      std::vector<int32_t> ids = tok.Encode(text, /*parse_special=*/chat);
-      prompt.insert(prompt.end(), ids.begin(), ids.end());
+      prompt = tok.EncodePrompt(text, /*parse_special=*/chat);
     }
     if (prompt.empty()) return absl::InvalidArgumentError("empty prompt (use -p TEXT or --tokens 1,2,3)");
     for (int32_t id : prompt)

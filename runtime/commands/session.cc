@@ -8,6 +8,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/preflight.h"
 #include "runtime/vocab_from_manifest.h"
 #include "support/command_line.h"
 #include "support/status_macros.h"
@@ -54,6 +55,9 @@ absl::StatusOr<Session> OpenSession(const ContextChooser& choose_context, const 
   Session s;
   ASSIGN_OR_RETURN(s.bundle, Bundle::Open(bundle_path));
   ASSIGN_OR_RETURN(s.model, gguf::GgufFile::Open(model_path));
+  // The GGUF is the bundle's before anything is judged by the bundle's
+  // model (a prompt against its context); Executor::Create checks it again.
+  RETURN_IF_ERROR(CheckBinding(s.bundle->manifest(), *s.model));
   ASSIGN_OR_RETURN(tokenizer::Vocab vocab, VocabFromManifest(s.bundle->manifest().tokenizer()));
   ASSIGN_OR_RETURN(s.tokenizer, tokenizer::Tokenizer::Create(std::move(vocab)));
   if (before_gpu) RETURN_IF_ERROR(before_gpu(s.bundle->manifest(), *s.tokenizer));

@@ -213,6 +213,29 @@ value_error "tune --limit -1, before the model is read" "--limit -1 must not be 
   "$KILNC" tune -m "$T/nope.gguf" --limit -1
 value_error "tune --budget -5m" "--budget -5m must not be negative" "$KILNC" tune -m "$T/m.gguf" --budget -5m
 value_error "help that cannot be written" "cannot write to standard output" bash -c "'$KILNC' --help > /dev/full"
+# Files compile must not turn into a bundle nothing can read (a helper's stress test).
+python3 -c "import sys; b=open(sys.argv[1],'rb').read().replace(b'assistant',b'assistan\xff'); open(sys.argv[2],'wb').write(b)" \
+  "$T/m.gguf" "$T/badutf8.gguf"
+value_error "a vocabulary that is not UTF-8" "is not valid UTF-8" \
+  "$KILNC" compile "$T/badutf8.gguf" -o "$T/badutf8.kiln"
+check "no bundle from it" test ! -e "$T/badutf8.kiln"
+python3 -c "import sys; b=open(sys.argv[1],'rb').read().replace(b'\xc4\xa0 t',b'\xc4\xa0_t',1); open(sys.argv[2],'wb').write(b)" \
+  "$T/m.gguf" "$T/badmerge.gguf"
+value_error "a merge every other command refuses" "has no space separating its two parts" \
+  "$KILNC" compile "$T/badmerge.gguf" -o "$T/badmerge.kiln"
+mkfifo "$T/fifo"
+value_error "-o a FIFO" "is not a regular file" "$KILNC" compile "$T/m.gguf" -o "$T/fifo"
+check "the FIFO is still one" test -p "$T/fifo"
+cp "$T/m.gguf" "$T/c.kiln.tmp"
+"$KILNC" compile "$T/c.kiln.tmp" -o "$T/c.kiln" 2>/dev/null
+check "an input named like a temporary file survives" cmp -s "$T/m.gguf" "$T/c.kiln.tmp"
+# reference feeds every generated token but the last: the prompt (3 tokens
+# here) and 2 generated fit -c 4; with --dump-logits the last is fed too.
+check "reference fits -c exactly" bash -c "'$KILNC' reference -m '$T/m.gguf' -t 1 -p Hello -n 2 -c 4 >/dev/null 2>&1"
+value_error "reference says up front when -c is too small" "need 5 positions, more than --ctx-size 4" \
+  "$KILNC" reference -m "$T/m.gguf" -t 1 -p Hello -n 2 -c 4 --dump-logits "$T/d4.npy"
+value_error "reference -c past the model's context" "exceeds the model's context length" \
+  "$KILNC" reference -m "$T/m.gguf" -t 1 -p Hello -n 2 -c 5000
 # A value starting with '-' is taken as it is: the same logits as the '=' form.
 "$KILNC" reference -m "$T/m.gguf" -p "- well-known e-mail" -n 0 --dump-logits "$T/d1.npy" >/dev/null 2>&1
 "$KILNC" reference -m "$T/m.gguf" "--prompt=- well-known e-mail" -n 0 --dump-logits "$T/d2.npy" >/dev/null 2>&1

@@ -165,6 +165,13 @@ TEST_F(Qwen3ConfigTest, UnsupportedModelKindsAreNamed) {
               "feed_forward_length' is an array of STRING, expected integers");
 }
 
+// A file whose block_count is smaller than its layers is another model:
+// running the first layers alone would be silently wrong.
+TEST_F(Qwen3ConfigTest, TensorsOfALayerPastBlockCountAreRefused) {
+  ExpectError(Check(SetKey("qwen3.block_count", Value::U32(1))), absl::StatusCode::kInvalidArgument,
+              "belongs to layer 1, but qwen3.block_count is 1");
+}
+
 TEST_F(Qwen3ConfigTest, PerLayerArraysMustBeUniform) {
   gguf::Array same{gguf::ValueType::kUint32, {Value::U32(4), Value::U32(4)}};
   EXPECT_TRUE(Check(SetKey("qwen3.attention.head_count", Value::Arr(same))).ok());

@@ -235,6 +235,36 @@ TEST(TokenizerCreateTest, RejectsMalformedVocabularies) {
   }
 }
 
+// GGUF's and the bundle's strings are UTF-8: a token, merge or chat
+// template that is not is named (a bundle holding one would not parse).
+TEST(TokenizerCreateTest, RejectsStringsThatAreNotUtf8) {
+  Vocab v = HandVocab({});
+  v.tokens[260] = "a\xff";
+  absl::Status s = Tokenizer::Create(std::move(v)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "token 260 is not valid UTF-8");
+  v = HandVocab({"a b", "a\xc3 b"});
+  s = Tokenizer::Create(std::move(v)).status();
+  EXPECT_EQ(s.message(), "tokenizer merge 1 is not valid UTF-8");
+  v = HandVocab({});
+  v.chat_template = "{{ x }}\xed\xa0\x80";  // a surrogate
+  s = Tokenizer::Create(std::move(v)).status();
+  EXPECT_EQ(s.message(), "the chat template is not valid UTF-8");
+}
+
+// EncodePrompt puts BOS first only where the vocabulary says add_bos.
+TEST(TokenizerCreateTest, EncodePromptAddsBosWhereTheVocabularySays) {
+  Vocab v = HandVocab({});
+  v.bos_id = 258;
+  std::unique_ptr<Tokenizer> plain = *Tokenizer::Create(v);
+  EXPECT_EQ(plain->EncodePrompt("ab", false), plain->Encode("ab", false));
+  v.add_bos = true;
+  std::unique_ptr<Tokenizer> bos = *Tokenizer::Create(v);
+  Ids want = {258};
+  for (int32_t id : bos->Encode("ab", false)) want.push_back(id);
+  EXPECT_EQ(bos->EncodePrompt("ab", false), want);
+}
+
 TEST(TokenizerCreateTest, NamesEmptyTokens) {
   Vocab v = HandVocab({});
   v.tokens[5] = "";
