@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +13,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "support/status_macros.h"
+#include "support/write_file.h"
 
 namespace kiln::passes {
 namespace {
@@ -21,14 +21,6 @@ namespace {
 // "001-canonicalize.kir"; index 0 is the input.
 std::string DumpName(int index, const std::string& pass) {
   return absl::StrFormat("%03d-%s.kir", index, pass);
-}
-
-absl::Status WriteFile(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path.string()));
-  return absl::OkStatus();
 }
 
 // D/index.tsv: one row per dump (the input, then every pass that was
@@ -114,7 +106,7 @@ absl::Status Pipeline::Run(ir::Module& module, const PassContext& context, const
     if (ec)
       return absl::InvalidArgumentError(
           absl::StrCat("cannot create dump directory ", options.dump_dir, ": ", ec.message()));
-    RETURN_IF_ERROR(WriteFile(dir / DumpName(0, "input"), ir::PrintModule(module)));
+    RETURN_IF_ERROR(WriteFileAtomically((dir / DumpName(0, "input")).string(), ir::PrintModule(module)));
   }
   const int64_t input_ops = CountOps(module);
 
@@ -145,7 +137,7 @@ absl::Status Pipeline::Run(ir::Module& module, const PassContext& context, const
     }
     record.op_count = CountOps(module);
     if (!options.dump_dir.empty() && record.ran)
-      RETURN_IF_ERROR(WriteFile(dir / DumpName(record.index, record.pass), ir::PrintModule(module)));
+      RETURN_IF_ERROR(WriteFileAtomically((dir / DumpName(record.index, record.pass)).string(), ir::PrintModule(module)));
     if (options.print_after_all && record.ran)
       log << "// ----- IR after " << record.pass << (record.changed ? "" : " (unchanged)") << " -----\n"
           << ir::PrintModule(module) << "\n";
@@ -153,7 +145,7 @@ absl::Status Pipeline::Run(ir::Module& module, const PassContext& context, const
     if (!result.ok() || records_.back().pass == options.stop_after) break;
   }
   if (!options.dump_dir.empty())
-    RETURN_IF_ERROR(WriteFile(dir / "index.tsv", IndexTsv(input_ops, records_)));
+    RETURN_IF_ERROR(WriteFileAtomically((dir / "index.tsv").string(), IndexTsv(input_ops, records_)));
   if (options.time_passes) PrintTiming(records_, log);
   return result;
 }

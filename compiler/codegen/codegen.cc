@@ -5,7 +5,6 @@
 #include "compiler/codegen/codegen.h"
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -14,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/emitters.h"
 #include "compiler/codegen/kernel_builder.h"
+#include "support/write_file.h"
 #include "llvm/Analysis/AliasAnalysis.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/LLVMContext.h"
@@ -78,14 +78,6 @@ absl::Status EmitBody(KernelBuilder& kb) {
   return absl::InternalError("unknown family");
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) return absl::InternalError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::string> CompileKernel(const KernelSpec& spec, const KernelAbi& abi, const Target& target,
                                           llvm::TargetMachine& tm, const EmitOptions& opts) {
   llvm::LLVMContext ctx;
@@ -108,7 +100,7 @@ absl::StatusOr<std::string> CompileKernel(const KernelSpec& spec, const KernelAb
     llvm::raw_string_ostream os(ll);
     module->print(os, nullptr);
     os.flush();
-    s = WriteFile(absl::StrCat(opts.dump_dir, "/", spec.name, ".ll"), ll);
+    s = WriteFileAtomically(absl::StrCat(opts.dump_dir, "/", spec.name, ".ll"), ll);
     if (!s.ok()) return s;
   }
 
@@ -141,7 +133,7 @@ absl::StatusOr<std::string> CompileKernel(const KernelSpec& spec, const KernelAb
   cg.run(*module);
   std::string text(ptx.begin(), ptx.end());
   if (!opts.dump_dir.empty()) {
-    s = WriteFile(absl::StrCat(opts.dump_dir, "/", spec.name, ".ptx"), text);
+    s = WriteFileAtomically(absl::StrCat(opts.dump_dir, "/", spec.name, ".ptx"), text);
     if (!s.ok()) return s;
   }
   return text;
