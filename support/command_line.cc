@@ -57,10 +57,11 @@ absl::StatusOr<std::vector<int32_t>> ParseTokenList(const std::string& text) {
   return ids;
 }
 
-absl::Status CheckPromptFlags(absl::string_view prompt, absl::string_view tokens, bool chat) {
+absl::Status CheckPromptFlags(absl::string_view prompt, absl::string_view tokens, bool chat, bool think) {
   if (!prompt.empty() && !tokens.empty()) return UsageError("give either --prompt or --tokens, not both");
   if (prompt.empty() && tokens.empty()) return UsageError("no prompt (use -p TEXT or --tokens 1,2,3)");
   if (chat && !tokens.empty()) return UsageError("--chat renders a text prompt; it does not apply to --tokens");
+  if (!think && !chat) return UsageError("--think=false shapes the chat template: give --chat with it");
   return absl::OkStatus();
 }
 

@@ -46,9 +46,9 @@ int FailCommand(absl::string_view program, absl::string_view command, const absl
 absl::StatusOr<std::vector<int32_t>> ParseTokenList(const std::string& text);
 
 // The prompt flags of a generating command: exactly one of `prompt` (-p) and
-// `tokens` (--tokens) given, and --chat (which renders a text prompt) not
-// with --tokens. Errors are UsageError.
-absl::Status CheckPromptFlags(absl::string_view prompt, absl::string_view tokens, bool chat);
+// `tokens` (--tokens) given, --chat (which renders a text prompt) not with
+// --tokens, and --think=false only with --chat. Errors are UsageError.
+absl::Status CheckPromptFlags(absl::string_view prompt, absl::string_view tokens, bool chat, bool think);
 
 }  // namespace kiln
 

@@ -99,6 +99,9 @@ int RunCompile(const std::vector<std::string>& args) {
     po.disabled.insert(std::string(name));
   // Pass names are a flag's choices: a wrong one is a usage error.
   if (absl::Status s = pipeline.CheckOptions(po); !s.ok()) return Fail("compile", UsageError(s.message()));
+  if (!po.stop_after.empty() && !absl::GetFlag(FLAGS_output).empty())
+    return Fail("compile", UsageError("--stop-after ends before the bundle is made, so -o would write nothing: "
+                                      "give one of them (--dump-dir keeps what the passes did)"));
   auto file = OpenModel(parsed.positional);
   if (!file.ok()) return Fail("compile", file.status());
   auto config = models::ReadQwen3Config(**file);

@@ -77,6 +77,11 @@ int RunInspect(const std::vector<std::string>& args) {
     std::printf("  tensors: %s\n", std::string(check.message()).c_str());
     return 0;
   }
+  // What compile, reference and tokenize build before they run.
+  if (absl::StatusOr<std::unique_ptr<tokenizer::Tokenizer>> tok = LoadTokenizer(**file); !tok.ok()) {
+    std::printf("  tokenizer: %s\n", std::string(tok.status().message()).c_str());
+    return 0;
+  }
   uint64_t per_token = models::WeightBytesPerToken(**file, c);
   std::printf("  weight bytes read per decoded token: %llu (%.3f GB)\n",
               static_cast<unsigned long long>(per_token), 1e-9 * static_cast<double>(per_token));

@@ -1,5 +1,7 @@
 // kilnc reference: greedy generation with the CPU reference forward pass.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "absl/flags/flag.h"
@@ -47,7 +49,8 @@ int RunReference(const std::vector<std::string>& args) {
   ParsedArgs parsed = ParseArgs("reference", args, kReferenceUsage, {"model", "prompt", "tokens", "n_predict", "ctx_size", "threads", "dump_logits", "ignore_eos", "kv_f16", "chat", "think"});
   if (parsed.exit_code) return *parsed.exit_code;
   if (absl::Status s = CheckPositionals(parsed.positional, ModelPositionals()); !s.ok()) return Fail("reference", s);
-  if (absl::Status s = CheckPromptFlags(absl::GetFlag(FLAGS_prompt), absl::GetFlag(FLAGS_tokens), absl::GetFlag(FLAGS_chat));
+  if (absl::Status s = CheckPromptFlags(absl::GetFlag(FLAGS_prompt), absl::GetFlag(FLAGS_tokens), absl::GetFlag(FLAGS_chat),
+                                         absl::GetFlag(FLAGS_think));
       !s.ok())
     return Fail("reference", s);
   auto file = OpenModel(parsed.positional);
@@ -114,7 +117,14 @@ int RunReference(const std::vector<std::string>& args) {
   for (int i = 0; logits.ok(); ++i) {
     if (!dump.empty()) all_logits.insert(all_logits.end(), logits->begin(), logits->end());
     if (i == n_predict) break;
-    int32_t next = models::Argmax(absl::MakeConstSpan(logits->data() + logits->size() - V, V));
+    const absl::Span<const float> row = absl::MakeConstSpan(logits->data() + logits->size() - V, V);
+    // NaN logits have no argmax: say so rather than print token 0.
+    if (!std::all_of(row.begin(), row.end(), [](float x) { return std::isfinite(x); }))
+      return Fail("reference", absl::InvalidArgumentError(absl::StrCat(
+                                   "the logits after ", prompt.size() + generated.size(),
+                                   " fed tokens are not finite (NaN or infinity): the model's weights or "
+                                   "activations are")));
+    int32_t next = models::Argmax(row);
     generated.push_back(next);
     if (!ids_mode) {
       std::fputs(stream.Push(next).c_str(), stdout);

@@ -26,6 +26,8 @@ int RunTokenize(const std::vector<std::string>& args) {
   ParsedArgs parsed = ParseArgs("tokenize", args, kTokenizeUsage, {"model", "json", "parse_special"});
   if (parsed.exit_code) return *parsed.exit_code;
   std::vector<std::string> pos = parsed.positional;
+  if (absl::GetFlag(FLAGS_model).empty() && pos.size() == 1)
+    return Fail("tokenize", UsageError("give the model and the text (kilnc tokenize -m X.gguf \"text\")"));
   if (absl::GetFlag(FLAGS_model).empty() && !pos.empty()) pos.erase(pos.begin());  // model given positionally
   auto file = OpenModel(parsed.positional);
   if (!file.ok()) return Fail("tokenize", file.status());

@@ -53,7 +53,8 @@ int RunRun(const std::vector<std::string>& args) {
   if (absl::Status s = CheckOutputPath("--dump-logits", dump_path, {absl::GetFlag(FLAGS_bundle), absl::GetFlag(FLAGS_model)});
       !s.ok())
     return Fail(s);
-  if (absl::Status s = CheckPromptFlags(absl::GetFlag(FLAGS_prompt), absl::GetFlag(FLAGS_tokens), absl::GetFlag(FLAGS_chat));
+  if (absl::Status s = CheckPromptFlags(absl::GetFlag(FLAGS_prompt), absl::GetFlag(FLAGS_tokens), absl::GetFlag(FLAGS_chat),
+                                         absl::GetFlag(FLAGS_think));
       !s.ok())
     return Fail(s);
   const bool ids_mode = !absl::GetFlag(FLAGS_tokens).empty();

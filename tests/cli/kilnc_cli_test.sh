@@ -236,6 +236,14 @@ value_error "reference says up front when -c is too small" "need 5 positions, mo
   "$KILNC" reference -m "$T/m.gguf" -t 1 -p Hello -n 2 -c 4 --dump-logits "$T/d4.npy"
 value_error "reference -c past the model's context" "exceeds the model's context length" \
   "$KILNC" reference -m "$T/m.gguf" -t 1 -p Hello -n 2 -c 5000
+usage_error "--think=false without --chat" "--think=false shapes the chat template" \
+  "$KILNC" reference -m "$T/m.gguf" -p hi --think=false
+usage_error "-o with --stop-after" "-o would write nothing" "$KILNC" compile "$T/m.gguf" --stop-after fuse -o "$T/s.kiln"
+usage_error "tokenize with one argument" "give the model and the text" "$KILNC" tokenize hi
+python3 -c "import sys; b=open(sys.argv[1],'rb').read().replace(b'\xc4\xa0 t',b'\xc4\xa0_t',1); open(sys.argv[2],'wb').write(b)" \
+  "$T/m.gguf" "$T/badmerge2.gguf"
+check "inspect says when the tokenizer cannot be built" \
+  bash -c "'$KILNC' inspect '$T/badmerge2.gguf' | grep -q 'tokenizer: tokenizer merge 0'"
 # A value starting with '-' is taken as it is: the same logits as the '=' form.
 "$KILNC" reference -m "$T/m.gguf" -p "- well-known e-mail" -n 0 --dump-logits "$T/d1.npy" >/dev/null 2>&1
 "$KILNC" reference -m "$T/m.gguf" "--prompt=- well-known e-mail" -n 0 --dump-logits "$T/d2.npy" >/dev/null 2>&1
