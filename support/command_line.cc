@@ -45,9 +45,24 @@ int FailCommand(absl::string_view program, absl::string_view command, const absl
   return IsUsageError(status) ? 2 : 1;
 }
 
+std::optional<std::vector<absl::string_view>> ListItems(absl::string_view text) {
+  std::vector<absl::string_view> items;
+  bool empty_part = false;  // ",," or a comma at an end
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    const size_t before = items.size();
+    for (absl::string_view item : absl::StrSplit(part, ' ', absl::SkipEmpty())) items.push_back(item);
+    empty_part |= items.size() == before;
+  }
+  // Nothing at all is an empty list (the caller names it), not a bad one.
+  if (empty_part && !items.empty()) return std::nullopt;
+  return items;
+}
+
 absl::StatusOr<std::vector<int32_t>> ParseTokenList(const std::string& text) {
+  std::optional<std::vector<absl::string_view>> items = ListItems(text);
+  if (!items) return UsageError(absl::StrCat("--tokens '", text, "' has an empty item between commas"));
   std::vector<int32_t> ids;
-  for (absl::string_view part : absl::StrSplit(text, absl::ByAnyChar(", "), absl::SkipEmpty())) {
+  for (absl::string_view part : *items) {
     int32_t id;
     if (!absl::SimpleAtoi(part, &id) || id < 0)
       return UsageError(absl::StrCat("bad token id '", part, "' in --tokens"));

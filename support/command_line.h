@@ -41,6 +41,11 @@ std::vector<absl::string_view> JoinFlags(std::initializer_list<std::vector<absl:
 // for a usage error (support/cli_args.h: UsageError), else 1.
 int FailCommand(absl::string_view program, absl::string_view command, const absl::Status& status);
 
+// The items of a list flag, separated by commas and/or spaces ("1,2",
+// "1, 2", "1 2"); nullopt when a comma has nothing before or after it
+// ("1,,2", "1,") but other items exist; none for a list of separators.
+std::optional<std::vector<absl::string_view>> ListItems(absl::string_view text);
+
 // Parses "1,2,3" (commas or spaces) into token ids; errors (UsageError)
 // name --tokens.
 absl::StatusOr<std::vector<int32_t>> ParseTokenList(const std::string& text);

@@ -1,5 +1,6 @@
 // kilnc inspect: describes a GGUF file (metadata, tensors, derived config).
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -10,6 +11,7 @@
 #include "compiler/commands/command_line.h"
 #include "compiler/commands/commands.h"
 #include "models/qwen3_config.h"
+#include "runtime/bundle/bundle_format.h"
 #include "runtime/bundle/bundle_reader.h"
 
 namespace kiln::compiler {
@@ -23,6 +25,31 @@ validated manifest as text (buffers, kernels, launch plans with their
 expressions; the tokenizer's lists as counts).
 )";
 
+// Names and values as the file holds them, but for control bytes (a
+// newline or an escape sequence in a key would otherwise reach the
+// terminal), written \xNN.
+std::string Printable(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f)
+      absl::StrAppendFormat(&out, "\\x%02x", c);
+    else
+      out.push_back(static_cast<char>(c));
+  }
+  return out;
+}
+
+// Whether `path` starts with the bundle magic (a bundle whatever its name).
+bool LooksLikeBundle(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  char head[runtime::kBundleMagicSize] = {};
+  const bool bundle = std::fread(head, 1, sizeof(head), f) == sizeof(head) &&
+                      std::memcmp(head, runtime::kBundleMagic, sizeof(head)) == 0;
+  std::fclose(f);
+  return bundle;
+}
+
 void PrintGguf(const gguf::GgufFile& f) {
   std::printf("file        %s\n", f.name().c_str());
   std::printf("format      GGUF v%u, alignment %u, data offset %llu, %llu bytes\n", f.version(),
@@ -30,12 +57,12 @@ void PrintGguf(const gguf::GgufFile& f) {
               static_cast<unsigned long long>(f.file_size()));
   std::printf("\nmetadata (%zu keys)\n", f.metadata().size());
   for (const auto& [key, value] : f.metadata())
-    std::printf("  %-44s %-8s %s\n", key.c_str(), std::string(gguf::ValueTypeName(value.type())).c_str(),
-                value.DebugString().c_str());
+    std::printf("  %-44s %-8s %s\n", Printable(key).c_str(), std::string(gguf::ValueTypeName(value.type())).c_str(),
+                Printable(value.DebugString()).c_str());
   std::printf("\ntensors (%zu)\n", f.tensors().size());
   std::printf("  %-32s %-6s %-16s %14s %14s\n", "name", "type", "ne", "offset", "bytes");
   for (const gguf::TensorInfo& t : f.tensors())
-    std::printf("  %-32s %-6s %-16s %14llu %14llu\n", t.name.c_str(),
+    std::printf("  %-32s %-6s %-16s %14llu %14llu\n", Printable(t.name).c_str(),
                 std::string(gguf::TypeName(t.type)).c_str(),
                 absl::StrCat("[", absl::StrJoin(t.dims, ", "), "]").c_str(),
                 static_cast<unsigned long long>(t.file_offset),
@@ -48,8 +75,12 @@ int RunInspect(const std::vector<std::string>& args) {
   ParsedArgs parsed = ParseArgs("inspect", args, kInspectUsage, {"model"});
   if (parsed.exit_code) return *parsed.exit_code;
   if (absl::Status s = CheckPositionals(parsed.positional, ModelPositionals()); !s.ok()) return Fail("inspect", s);
-  if (!parsed.positional.empty() && absl::EndsWith(parsed.positional.front(), ".kiln")) {
-    auto bundle = runtime::Bundle::Open(parsed.positional.front());
+  // A bundle by its magic or its name (-m or the positional argument).
+  const std::string path = !absl::GetFlag(FLAGS_model).empty() ? absl::GetFlag(FLAGS_model)
+                           : parsed.positional.empty()          ? ""
+                                                                : parsed.positional.front();
+  if (!path.empty() && (LooksLikeBundle(path) || absl::EndsWith(path, ".kiln"))) {
+    auto bundle = runtime::Bundle::Open(path);
     if (!bundle.ok()) return Fail("inspect", bundle.status());
     std::fputs(ManifestToText((*bundle)->manifest()).c_str(), stdout);
     return 0;

@@ -7,13 +7,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "support/cli_args.h"
+#include "support/command_line.h"
 
 namespace kiln::runtime {
 
 absl::StatusOr<std::vector<int64_t>> ParseLengthList(const std::string& text, const std::string& flag,
                                                      bool allow_zero) {
+  std::optional<std::vector<absl::string_view>> items = ListItems(text);
+  if (!items) return UsageError(absl::StrCat("--", flag, " '", text, "' has an empty item between commas"));
   std::vector<int64_t> out;
-  for (absl::string_view part : absl::StrSplit(text, absl::ByAnyChar(", "), absl::SkipEmpty())) {
+  for (absl::string_view part : *items) {
     int64_t v;
     const bool parsed = absl::SimpleAtoi(part, &v);
     if (!parsed || v < 0 || (v == 0 && !allow_zero)) {

@@ -240,6 +240,10 @@ usage_error "--think=false without --chat" "--think=false shapes the chat templa
   "$KILNC" reference -m "$T/m.gguf" -p hi --think=false
 usage_error "-o with --stop-after" "-o would write nothing" "$KILNC" compile "$T/m.gguf" --stop-after fuse -o "$T/s.kiln"
 usage_error "tokenize with one argument" "give the model and the text" "$KILNC" tokenize hi
+usage_error "an empty item in a list" "has an empty item between commas" "$KILNC" reference -m "$T/m.gguf" --tokens 1,,2
+check "inspect writes control bytes in names as \\xNN" bash -c "python3 -c \"import sys; b=open(sys.argv[1],'rb').read().replace(b'general.architecture',b'general.architectur\\x1b',1); open(sys.argv[2],'wb').write(b)\" '$T/m.gguf' '$T/esc.gguf' && '$KILNC' inspect '$T/esc.gguf' | grep -qF 'general.architectur\\x1b'"
+cp "$T/m.kiln" "$T/bundle.gguf" 2>/dev/null || "$KILNC" compile "$T/m.gguf" -o "$T/bundle.gguf" 2>/dev/null
+check "inspect knows a bundle by its magic" bash -c "'$KILNC' inspect '$T/bundle.gguf' | grep -q '^format_version'"
 python3 -c "import sys; b=open(sys.argv[1],'rb').read().replace(b'\xc4\xa0 t',b'\xc4\xa0_t',1); open(sys.argv[2],'wb').write(b)" \
   "$T/m.gguf" "$T/badmerge2.gguf"
 check "inspect says when the tokenizer cannot be built" \

@@ -236,6 +236,9 @@ TEST_F(KilnRunTest, BenchAndProfileHelpAndArgumentErrors) {
   o = Kiln(RunBench, Files({"--depths", "0,x"}));
   EXPECT_EQ(o.code, 2);  // not a number: a usage error
   EXPECT_EQ(o.err, "kiln bench: error: bad value 'x' in --depths: want integers >= 0 separated by commas\n");
+  o = Kiln(RunBench, Files({"--depths", "0,,4096"}));
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err, "kiln bench: error: --depths '0,,4096' has an empty item between commas\n");
   o = Kiln(RunBench, Files({"--steps", "0"}));
   EXPECT_THAT(o.err, HasSubstr("--steps 0 must be at least 1"));
   o = Kiln(RunProfile, Files({"--by", "layer"}));
