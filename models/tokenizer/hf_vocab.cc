@@ -36,8 +36,11 @@ absl::StatusOr<Struct> ReadJson(const std::string& path) {
   const auto status = google::protobuf::util::JsonStringToMessage(
       {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, &root);
   if (!status.ok()) {
+    // The parser's message quotes the input and marks the place on lines of
+    // their own; the first line says what is wrong, and errors are one line.
+    const std::string message(status.message());
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a JSON object: ", status.ToString()));
+        absl::StrCat(path, ": not a JSON object: ", message.substr(0, message.find('\n'))));
   }
   return root;
 }
