@@ -20,6 +20,11 @@ struct PipelineBuildOptions {
 // codegen and the bundle writer follow them in `kilnc compile -o`.)
 void BuildPipeline(passes::Pipeline& pipeline, const PipelineBuildOptions& options = {});
 
+// The passes whose output lower-to-kernels takes (one `kernel` per launch,
+// buffers planned): a bundle cannot be made with either disabled. The others
+// may be (an unpacked or unscheduled bundle, for comparisons).
+inline constexpr const char* kPassesLoweringNeeds[] = {"fuse", "plan-buffers"};
+
 }  // namespace kiln::compiler
 
 #endif  // KILN_COMPILER_PIPELINES_H_

@@ -99,6 +99,12 @@ int RunCompile(const std::vector<std::string>& args) {
     po.disabled.insert(std::string(name));
   // Pass names are a flag's choices: a wrong one is a usage error.
   if (absl::Status s = pipeline.CheckOptions(po); !s.ok()) return Fail("compile", UsageError(s.message()));
+  if (!absl::GetFlag(FLAGS_output).empty())
+    for (const char* needed : kPassesLoweringNeeds)
+      if (po.disabled.contains(needed))
+        return Fail("compile", UsageError(absl::StrCat("--disable-passes ", needed, ": a bundle (-o) needs ",
+                                                       absl::StrJoin(kPassesLoweringNeeds, " and "),
+                                                       "; without -o any pass may be skipped")));
   if (!po.stop_after.empty() && !absl::GetFlag(FLAGS_output).empty())
     return Fail("compile", UsageError("--stop-after ends before the bundle is made, so -o would write nothing: "
                                       "give one of them (--dump-dir keeps what the passes did)"));

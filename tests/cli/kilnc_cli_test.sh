@@ -242,6 +242,8 @@ usage_error "-o with --stop-after" "-o would write nothing" "$KILNC" compile "$T
 usage_error "tokenize with one argument" "give the model and the text" "$KILNC" tokenize hi
 printf 'KILNBNDL\x01junk\n' > "$T/notjson.json"
 check "a tokenizer that is not JSON is a one-line error" bash -c "! '$KILNC' synth --preset 0.6b --tokenizer '$T/notjson.json' -o '$T/x.gguf' 2> '$T/nj.err' && test \$(wc -l < '$T/nj.err') -eq 1 && grep -q 'not a JSON object' '$T/nj.err'"
+usage_error "a bundle without a pass lowering needs" "--disable-passes fuse: a bundle (-o) needs fuse and plan-buffers" \
+  "$KILNC" compile "$T/m.gguf" --disable-passes fuse -o "$T/nofuse.kiln"
 usage_error "an empty item in a list" "has an empty item between commas" "$KILNC" reference -m "$T/m.gguf" --tokens 1,,2
 check "inspect writes control bytes in names as \\xNN" bash -c "python3 -c \"import sys; b=open(sys.argv[1],'rb').read().replace(b'general.architecture',b'general.architectur\\x1b',1); open(sys.argv[2],'wb').write(b)\" '$T/m.gguf' '$T/esc.gguf' && '$KILNC' inspect '$T/esc.gguf' | grep -qF 'general.architectur\\x1b'"
 cp "$T/m.kiln" "$T/bundle.gguf" 2>/dev/null || "$KILNC" compile "$T/m.gguf" -o "$T/bundle.gguf" 2>/dev/null
