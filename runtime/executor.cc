@@ -54,11 +54,6 @@ IoLayout MakeIoLayout(int64_t max_tokens, int64_t n_vocab) {
   return l;
 }
 
-absl::Status WithContext(const absl::Status& s, absl::string_view what) {
-  if (s.ok()) return s;
-  return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
-}
-
 double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }

@@ -73,18 +73,15 @@ absl::Status UploadWeights(const cuda::Context& ctx, const Manifest& m, const gg
       const uint8_t* from = src.data() + off;
       ParallelFor(static_cast<int64_t>(n), std::min(kUploadThreads, DefaultThreads()),
                   [&](int64_t begin, int64_t end) { std::memcpy(to + begin, from + begin, end - begin); });
-      absl::Status s = streams[b]->CopyToDevice(dst + off, stage[b].data(), n);
-      if (!s.ok()) return absl::Status(s.code(), absl::StrCat("uploading tensor '", binding.name(), "': ", s.message()));
+      RETURN_IF_ERROR(WithContext(streams[b]->CopyToDevice(dst + off, stage[b].data(), n),
+                                  absl::StrCat("uploading tensor '", binding.name(), "'")));
       RETURN_IF_ERROR(done[b]->Record(*streams[b]));
       in_flight[b] = true;
       done_bytes += n;
       progress.Update(done_bytes, total);
     }
   }
-  for (int b = 0; b < 2; ++b) {
-    absl::Status s = streams[b]->Synchronize();
-    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("uploading weights: ", s.message()));
-  }
+  for (int b = 0; b < 2; ++b) RETURN_IF_ERROR(WithContext(streams[b]->Synchronize(), "uploading weights"));
   progress.Finish();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (log)

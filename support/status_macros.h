@@ -1,11 +1,13 @@
-// Status propagation macros used on every path that input can reach
-// (see docs/architecture.md "Errors"). Only main() and tests may abort.
+// Status propagation macros used on every path that input can reach, and
+// the context an error gains on its way up (see docs/architecture.md
+// "Errors"). Only main() and tests may abort.
 #ifndef KILN_SUPPORT_STATUS_MACROS_H_
 #define KILN_SUPPORT_STATUS_MACROS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 #define KILN_CONCAT_INNER_(a, b) a##b
 #define KILN_CONCAT_(a, b) KILN_CONCAT_INNER_(a, b)
@@ -32,5 +34,15 @@
       return ::absl::InternalError(                                          \
           ::absl::StrCat(__FILE__, ":", __LINE__, ": check failed: " #cond)); \
   } while (0)
+
+namespace kiln {
+
+// `s` with "<what>: " in front of its message and its code kept; OK as it is.
+inline absl::Status WithContext(const absl::Status& s, absl::string_view what) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
+}
+
+}  // namespace kiln
 
 #endif  // KILN_SUPPORT_STATUS_MACROS_H_

@@ -132,9 +132,7 @@ absl::Status Bundle::Load() {
   if (uint64_t at = FirstNonZero(bytes_, pos, size); at != size)
     return data_loss("nonzero padding byte at offset ", at, " after the last section");
 
-  if (absl::Status s = ValidateManifest(manifest_, size); !s.ok())
-    return absl::Status(s.code(), absl::StrCat(name_, ": ", s.message()));
-  return absl::OkStatus();
+  return WithContext(ValidateManifest(manifest_, size), name_);
 }
 
 }  // namespace kiln::runtime
