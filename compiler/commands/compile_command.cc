@@ -84,7 +84,9 @@ int RunCompile(const std::vector<std::string>& args) {
   if (parsed.exit_code) return *parsed.exit_code;
   const auto start = std::chrono::steady_clock::now();
   if (absl::Status s = CheckPositionals(parsed.positional, ModelPositionals()); !s.ok()) return Fail("compile", s);
-  if (absl::Status s = CheckTargetFlag(absl::GetFlag(FLAGS_target)); !s.ok()) return Fail("compile", s);
+  const std::string target = absl::GetFlag(FLAGS_target);
+  const std::string output = absl::GetFlag(FLAGS_output);
+  if (absl::Status s = CheckTargetFlag(target); !s.ok()) return Fail("compile", s);
   const std::string prefill_logits = absl::GetFlag(FLAGS_prefill_logits);
   if (prefill_logits != "all" && prefill_logits != "last")
     return Fail("compile", UsageError(absl::StrCat("--prefill-logits is '", prefill_logits, "', expected all or last")));
@@ -99,20 +101,20 @@ int RunCompile(const std::vector<std::string>& args) {
     po.disabled.insert(std::string(name));
   // Pass names are a flag's choices: a wrong one is a usage error.
   if (absl::Status s = pipeline.CheckOptions(po); !s.ok()) return Fail("compile", UsageError(s.message()));
-  if (!absl::GetFlag(FLAGS_output).empty())
+  if (!output.empty())
     for (const char* needed : kPassesLoweringNeeds)
       if (po.disabled.contains(needed))
         return Fail("compile", UsageError(absl::StrCat("--disable-passes ", needed, ": a bundle (-o) needs ",
                                                        absl::StrJoin(kPassesLoweringNeeds, " and "),
                                                        "; without -o any pass may be skipped")));
-  if (!po.stop_after.empty() && !absl::GetFlag(FLAGS_output).empty())
+  if (!po.stop_after.empty() && !output.empty())
     return Fail("compile", UsageError("--stop-after ends before the bundle is made, so -o would write nothing: "
                                       "give one of them (--dump-dir keeps what the passes did)"));
   auto file = OpenModel(parsed.positional);
   if (!file.ok()) return Fail("compile", file.status());
   auto config = models::ReadQwen3Config(**file);
   if (!config.ok()) return Fail("compile", config.status());
-  if (absl::Status s = CheckOutputPath("-o", absl::GetFlag(FLAGS_output),
+  if (absl::Status s = CheckOutputPath("-o", output,
                                        {(*file)->name(), absl::GetFlag(FLAGS_schedules)});
       !s.ok())
     return Fail("compile", s);
@@ -122,7 +124,6 @@ int RunCompile(const std::vector<std::string>& args) {
   if (!module.ok()) return Fail("compile", module.status());
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  const std::string target = absl::GetFlag(FLAGS_target);
   passes::PassContext context;
   context.target = target;
   const std::string table_path = absl::GetFlag(FLAGS_schedules);
@@ -147,8 +148,7 @@ int RunCompile(const std::vector<std::string>& args) {
   std::fprintf(stderr, "compile: %s: %zu passes run, stopped after %s%s%s\n", (*file)->name().c_str(),
                pipeline.records().size(), last.c_str(), summary.empty() ? "" : "; ", summary.c_str());
 
-  const std::string output = absl::GetFlag(FLAGS_output);
-  if (output.empty() || !po.stop_after.empty()) return 0;
+  if (output.empty()) return 0;  // with -o, --stop-after is refused above
   // lower-to-kernels, codegen and write-bundle.
   compiler::BundleOptions bo;
   bo.target = target;

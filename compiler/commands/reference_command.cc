@@ -78,9 +78,9 @@ int RunReference(const std::vector<std::string>& args) {
   if (prompt.empty()) return Fail("reference", UsageError("empty prompt (use -p or --tokens)"));
   const int n_predict = absl::GetFlag(FLAGS_n_predict);
   if (n_predict < 0) return Fail("reference", absl::InvalidArgumentError("--n-predict must be >= 0"));
-  if (absl::GetFlag(FLAGS_ctx_size) < 0)
-    return Fail("reference", absl::InvalidArgumentError(absl::StrCat("--ctx-size must be >= 0, got ",
-                                                                     absl::GetFlag(FLAGS_ctx_size))));
+  const int64_t ctx_flag = absl::GetFlag(FLAGS_ctx_size);
+  if (ctx_flag < 0)
+    return Fail("reference", absl::InvalidArgumentError(absl::StrCat("--ctx-size must be >= 0, got ", ctx_flag)));
 
   models::ReferenceOptions ro;
   absl::StatusOr<int> threads = ThreadsFlag();
@@ -92,7 +92,6 @@ int RunReference(const std::vector<std::string>& args) {
   // Positions fed: the prompt, then every generated token but the last (the
   // last too when its logits are dumped). Checked before anything is run.
   const int64_t need = static_cast<int64_t>(prompt.size()) + (n_predict == 0 ? 0 : n_predict - (dump.empty() ? 1 : 0));
-  const int64_t ctx_flag = absl::GetFlag(FLAGS_ctx_size);
   const std::string what = absl::StrCat("the prompt (", prompt.size(), " tokens) and ", n_predict,
                                         " generated tokens need ", need, " positions");
   if (ctx_flag > config->context_length)
