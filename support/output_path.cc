@@ -28,14 +28,15 @@ absl::Status CheckNotAnInput(const std::string& what, const std::string& output,
 
 absl::Status CheckWritable(const std::string& what, const std::string& output) {
   struct stat st;
-  if (::stat(output.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    return absl::InvalidArgumentError(absl::StrCat(what, " '", output, "' is a folder"));
-  // A complete file is renamed over the path, which would replace a device,
-  // FIFO or socket by a regular file.
-  if (::stat(output.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    return absl::InvalidArgumentError(absl::StrCat(what, " '", output,
-                                                   "' is not a regular file (a device, FIFO or socket); "
-                                                   "give the path of a file to write"));
+  if (::stat(output.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat(what, " '", output, "' is a folder"));
+    // A complete file is renamed over the path, which would replace a
+    // device, FIFO or socket by a regular file.
+    if (!S_ISREG(st.st_mode))
+      return absl::InvalidArgumentError(absl::StrCat(what, " '", output,
+                                                     "' is not a regular file (a device, FIFO or socket); "
+                                                     "give the path of a file to write"));
+  }
   const size_t slash = output.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : output.substr(0, slash);
   if (::stat(dir.c_str(), &st) != 0)

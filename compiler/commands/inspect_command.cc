@@ -25,9 +25,9 @@ validated manifest as text (buffers, kernels, launch plans with their
 expressions; the tokenizer's lists as counts).
 )";
 
-// Names and values as the file holds them, but for control bytes (a
-// newline or an escape sequence in a key would otherwise reach the
-// terminal), written \xNN.
+// Names as the file holds them, but for control bytes (a newline or an
+// escape sequence in a key would otherwise reach the terminal), written
+// \xNN. Values need nothing: Value::DebugString quotes and escapes strings.
 std::string Printable(const std::string& s) {
   std::string out;
   for (unsigned char c : s) {
@@ -58,7 +58,7 @@ void PrintGguf(const gguf::GgufFile& f) {
   std::printf("\nmetadata (%zu keys)\n", f.metadata().size());
   for (const auto& [key, value] : f.metadata())
     std::printf("  %-44s %-8s %s\n", Printable(key).c_str(), std::string(gguf::ValueTypeName(value.type())).c_str(),
-                Printable(value.DebugString()).c_str());
+                value.DebugString().c_str());
   std::printf("\ntensors (%zu)\n", f.tensors().size());
   std::printf("  %-32s %-6s %-16s %14s %14s\n", "name", "type", "ne", "offset", "bytes");
   for (const gguf::TensorInfo& t : f.tensors())

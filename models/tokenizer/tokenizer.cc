@@ -10,7 +10,6 @@
 #include "models/tokenizer/bpe.h"
 #include "models/tokenizer/byte_level.h"
 #include "models/tokenizer/pretokenize.h"
-#include "models/tokenizer/utf8.h"
 #include "models/tokenizer/special_split.h"
 #include "models/tokenizer/utf8.h"
 #include "support/status_macros.h"
